@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what nestbox needs on Debian/Ubuntu, idempotently: Debian packages, npm modules and the build.
+#   scripts/setup.sh          what the service needs
+#   scripts/setup.sh --test   also what the test suite and benchmarks need
+# Runs with no standard input (CI); every step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_tests=false
+[[ "${1:-}" == "--test" ]] && want_tests=true
+
+# Service: libmagic's `file`, archive tools, ssdeep's reference CLI, a C toolchain for better-sqlite3.
+packages=(file libmagic1 p7zip-full bzip2 tar unzip ssdeep python3 make g++ ca-certificates)
+# Tests: PostgreSQL for the shared-queue mode.
+$want_tests && packages+=(postgresql)
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo -n "$@"; fi
+}
+
+install_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+check_node() {
+  if ! command -v node >/dev/null; then
+    log "Node.js 20 or newer is required (https://nodejs.org or your distribution's nodejs package)"
+    exit 1
+  fi
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  if ((major < 20)); then
+    log "Node.js $(node --version) is too old: nestbox needs 20 or newer"
+    exit 1
+  fi
+}
+
+install_modules() {
+  local stamp=node_modules/.nestbox-lock-sha
+  local want
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  [[ -f $stamp && $(cat "$stamp") == "$want" ]] && return 0
+  log "installing npm modules (native modules build from source; this takes a few minutes the first time)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+}
+
+build() {
+  local stamp=dist/.build-stamp
+  if [[ -f $stamp ]] && [[ -z $(find src test bench tsconfig.json package.json -newer "$stamp" -print -quit 2>/dev/null) ]]; then
+    return 0
+  fi
+  log "building"
+  rm -rf dist
+  npx tsc -p tsconfig.json
+  touch "$stamp"
+}
+
+install_packages "${packages[@]}"
+check_node
+install_modules
+build

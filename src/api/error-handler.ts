@@ -1,0 +1,51 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorKind, NestboxError } from '../errors.js';
+
+/** The one place where failures become HTTP statuses. */
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unavailable: 500,
+  invalid_config: 500,
+  internal: 500,
+};
+
+export function statusOf(error: unknown): number {
+  if (error instanceof NestboxError) return STATUS_OF_KIND[error.kind];
+  const status = (error as FastifyError | undefined)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
+}
+
+export function registerErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const status = statusOf(error);
+    const message = clientMessage(error, status);
+    if (status >= 500) request.log.error({ err: error, context: contextOf(error) }, message);
+    else request.log.info({ status, context: contextOf(error) }, message);
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.destroy();
+      return;
+    }
+    return reply.code(status).send({ message });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ message: `No such route: ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}
+
+function clientMessage(error: unknown, status: number): string {
+  if (error instanceof NestboxError) return error.message;
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported Content-Type for this endpoint';
+  if (status < 500 && fastifyError?.message) return fastifyError.message;
+  return 'Internal error; the server log has the details';
+}
+
+function contextOf(error: unknown): Record<string, unknown> | undefined {
+  return error instanceof NestboxError ? error.context : undefined;
+}

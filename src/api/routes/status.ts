@@ -1,0 +1,65 @@
+import { readFile, statfs } from 'node:fs/promises';
+import { cpus, hostname, loadavg } from 'node:os';
+import type { AppContext } from '../../app.js';
+import { COUNTED_STATUSES } from '../../db/tasks.js';
+import { NESTBOX_RELEASE, NESTBOX_VERSION, PROTOCOL_VERSION } from '../../version.js';
+import type { Registrar } from './registrar.js';
+
+/** GET /cuckoo/status and its neutral alias /sandbox/status. */
+export function statusRoutes(r: Registrar, ctx: AppContext): void {
+  r.get(['/cuckoo/status', '/sandbox/status'], async () => serverStatus(ctx), { v1: true });
+}
+
+export async function serverStatus(ctx: AppContext) {
+  const [counts, machines, diskspace] = await Promise.all([
+    ctx.stores.tasks.countByStatus(),
+    ctx.stores.machines.list(),
+    diskSpace({ analyses: ctx.layout.analyses, binaries: ctx.layout.binaries, temporary: ctx.layout.tmp }),
+  ]);
+  const tasks: Record<string, number> = { total: Object.values(counts).reduce((a, b) => a + b, 0) };
+  for (const status of COUNTED_STATUSES) tasks[status] = counts[status] ?? 0;
+  return {
+    cpu_count: cpus().length,
+    cpuload: loadavg(),
+    diskspace,
+    hostname: hostname(),
+    machines: { available: machines.filter((m) => m.locked === 0).length, total: machines.length },
+    ...(await memoryInfo()),
+    nestbox_version: NESTBOX_RELEASE,
+    processes: {},
+    protocol_version: PROTOCOL_VERSION,
+    tasks,
+    version: NESTBOX_VERSION,
+  };
+}
+
+async function diskSpace(dirs: Record<string, string>) {
+  const result: Record<string, { total: number; free: number; used: number }> = {};
+  for (const [key, dir] of Object.entries(dirs)) {
+    try {
+      const stats = await statfs(dir);
+      result[key] = {
+        total: stats.blocks * stats.bsize,
+        free: stats.bavail * stats.bsize,
+        used: (stats.blocks - stats.bavail) * stats.bsize,
+      };
+    } catch {
+      // A missing folder is left out, as Cuckoo does.
+    }
+  }
+  return result;
+}
+
+/** Cuckoo 2.0.3+: `memory` is percent used; `memavail` and `memtotal` are in kB. */
+async function memoryInfo() {
+  try {
+    const text = await readFile('/proc/meminfo', 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1]);
+    const total = field('MemTotal');
+    const available = field('MemAvailable');
+    if (!Number.isFinite(total) || !Number.isFinite(available)) throw new Error('incomplete');
+    return { memavail: available, memory: 100 - (100 * available) / total, memtotal: total };
+  } catch {
+    return { memavail: null, memory: null, memtotal: null };
+  }
+}

@@ -1,0 +1,41 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppContext } from '../app.js';
+import { registerAuth } from './auth.js';
+import { registerErrorHandlers } from './error-handler.js';
+import { cuckooJson } from './json.js';
+import { registerRoutes } from './routes/index.js';
+
+export interface ServerOptions {
+  /** Called by GET /exit in debug mode, after the answer is sent. */
+  onExit?: () => void;
+}
+
+/** Builds the REST API: Cuckoo 2.0.7's routes, JSON format, headers and authentication. */
+export async function buildServer(ctx: AppContext, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log.child({ component: 'api' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // Uploads are streamed to disk by the multipart handler; this bounds the other bodies only.
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: false,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const compact = request.headers['x-requested-with'] === 'XMLHttpRequest';
+    reply.serializer((payload: unknown) => cuckooJson(payload, compact));
+    reply.type('application/json');
+    reply.headers(SECURITY_HEADERS);
+  });
+  registerErrorHandlers(app);
+  registerAuth(app, ctx.config.api.token);
+  await registerRoutes(app, ctx, options);
+  return app;
+}
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-cache',
+  pragma: 'no-cache',
+  expires: '0',
+};

@@ -1,0 +1,38 @@
+import { buildServer } from '../api/server.js';
+import { createContext } from '../app.js';
+import { defaultHome, loadConfig } from '../config/load.js';
+import { invalidInput } from '../errors.js';
+
+export interface StartOptions {
+  home?: string;
+  host?: string;
+  port?: string;
+  debug?: boolean;
+}
+
+export async function startCommand(options: StartOptions): Promise<void> {
+  const home = options.home ?? defaultHome();
+  const { config, file, createdToken } = loadConfig(home);
+  if (options.host) config.api.host = options.host;
+  if (options.port) config.api.port = parsePort(options.port);
+  if (options.debug) config.api.debug = true;
+  if (createdToken) {
+    process.stdout.write(`Created ${file}\nAPI token (shown once; clients send "Authorization: Bearer <token>"):\n  ${createdToken}\n`);
+  }
+  const ctx = await createContext({ config, home });
+  const stop = async () => {
+    await app.close();
+    await ctx.close();
+  };
+  const app = await buildServer(ctx, { onExit: () => void stop() });
+  if (config.api.token === '') ctx.log.warn('api.token is empty: the API accepts requests without authentication');
+  await app.listen({ host: config.api.host, port: config.api.port });
+  process.stdout.write(`nestbox listening on http://${config.api.host}:${config.api.port}\n`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidInput(`invalid port ${JSON.stringify(text)}`);
+  return port;
+}

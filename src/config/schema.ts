@@ -1,0 +1,114 @@
+import { z } from 'zod';
+
+/**
+ * The whole configuration of a nestbox installation. Every key has a default, so an empty file is a
+ * valid configuration; `config/template.ts` writes the documented file on first start.
+ */
+
+export const machineSchema = z.object({
+  /** Unique name; `/machines/view/<name>` and the task's `machine` field use it. */
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'machine names may use letters, digits, _ . -'),
+  /** Machinery kind that runs this machine. */
+  kind: z.enum(['linux', 'qemu']).default('linux'),
+  /** Hypervisor label; defaults to the name. */
+  label: z.string().optional(),
+  platform: z.string().default('linux'),
+  tags: z.array(z.string()).default([]),
+  ip: z.string().default('10.200.0.2'),
+  interface: z.string().nullable().default(null),
+  snapshot: z.string().nullable().default(null),
+  resultserver_ip: z.string().default('10.200.0.1'),
+  resultserver_port: z.number().int().min(0).max(65535).default(2042),
+  options: z.array(z.string()).default([]),
+  /** Kind-specific settings (guest root, image, memory size...). */
+  settings: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const vpnSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().default(''),
+  interface: z.string().min(1),
+});
+
+export const configSchema = z.object({
+  api: z
+    .object({
+      host: z.string().min(1).default('localhost'),
+      port: z.number().int().min(0).max(65535).default(8090),
+      /** Cuckoo's `api_token`: clients send `Authorization: Bearer <token>`. Empty disables authentication. */
+      token: z.string().default(''),
+      /** Debug mode enables `/exit`. */
+      debug: z.boolean().default(false),
+      /** Largest accepted upload in bytes, per file part. */
+      upload_limit: z.number().int().positive().default(1024 ** 3 * 2),
+    })
+    .prefault({}),
+  paths: z
+    .object({
+      /** Cuckoo-layout storage: analyses/<id>/ and binaries/<sha256>. Relative paths are under the home. */
+      storage: z.string().default('storage'),
+      /** Cuckoo's `tmppath`: submitted files are kept here until analysed. */
+      tmppath: z.string().default('tmp'),
+    })
+    .prefault({}),
+  database: z
+    .object({
+      /** Empty: SQLite in <home>/nestbox.db. Otherwise `sqlite:///path` or `postgres://user:pw@host/db`. */
+      connection: z.string().default(''),
+    })
+    .prefault({}),
+  tasks: z
+    .object({
+      /** Analysis timeout in seconds when a task gives none (Cuckoo's timeouts.default). */
+      default_timeout: z.number().int().positive().default(120),
+      /** Seconds added to the timeout before a machine is forcibly stopped (timeouts.critical). */
+      critical_timeout: z.number().int().positive().default(60),
+      default_priority: z.number().int().min(1).max(3).default(1),
+      max_priority: z.number().int().min(1).default(3),
+      /** Largest timeout a client may ask for, in seconds. */
+      max_timeout: z.number().int().positive().default(3600),
+      /** Full memory dump when a submission does not say (Cuckoo's memory_dump). */
+      memory_dump: z.boolean().default(false),
+      /** Tasks left running by a crash: true puts them back in the queue, false fails them. */
+      reschedule_on_crash: z.boolean().default(true),
+    })
+    .prefault({}),
+  archives: z
+    .object({
+      /** Passwords tried on encrypted archives, in order. */
+      passwords: z.array(z.string()).default(['infected', 'malware', 'virus', 'password']),
+      /** Nested archives are opened this deep. */
+      max_depth: z.number().int().min(0).default(3),
+      /** An archive whose files add up to more than this many bytes is refused. */
+      max_total_size: z.number().int().positive().default(1024 ** 3 * 2),
+      max_files: z.number().int().positive().default(1000),
+    })
+    .prefault({}),
+  virustotal: z
+    .object({
+      /** Key for the VirusTotal-compatible download API; empty disables hash submissions. */
+      key: z.string().default(''),
+      /** Base URL of the v3 API (`<url>/files/<hash>/download`). */
+      url: z.string().url().default('https://www.virustotal.com/api/v3'),
+      timeout_ms: z.number().int().positive().default(30000),
+    })
+    .prefault({}),
+  routing: z
+    .object({
+      /** Route of a task that names none: none, drop, inetsim or internet. */
+      default_route: z.enum(['none', 'drop', 'inetsim', 'internet']).default('inetsim'),
+      /** Host interface for route=internet; empty means internet routing is unavailable. */
+      internet_interface: z.string().default(''),
+      vpns: z.array(vpnSchema).default([]),
+    })
+    .prefault({}),
+  machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),
+  logging: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type MachineConfig = z.infer<typeof machineSchema>;

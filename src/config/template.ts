@@ -1,0 +1,65 @@
+/**
+ * The configuration file written on first start. Every value shown is the default (a test keeps the two
+ * in step), so operators can read what they would change. Environment variables `NESTBOX_<SECTION>_<KEY>`
+ * override any key, e.g. `NESTBOX_API_PORT=9000`.
+ */
+export function configTemplate(token: string): string {
+  return `# nestbox configuration. Every key is optional; the values below are the defaults.
+# Any key can be overridden from the environment: NESTBOX_<SECTION>_<KEY>, e.g. NESTBOX_API_PORT=9000.
+
+api:
+  host: localhost            # address the REST API binds
+  port: 8090
+  token: "${token}"  # Cuckoo's api_token: clients send "Authorization: Bearer <token>"; "" disables auth
+  debug: false               # debug mode: enables GET /exit
+  upload_limit: 2147483648   # largest accepted file, in bytes (answers 413 beyond it)
+
+paths:
+  storage: storage           # storage/analyses/<id>/ and storage/binaries/<sha256>, relative to this folder
+  tmppath: tmp               # Cuckoo's tmppath: submitted files wait here
+
+database:
+  connection: ""             # "" = SQLite in nestbox.db here; or sqlite:///path, or postgres://user:pw@host/db
+
+tasks:
+  default_timeout: 120       # seconds, for tasks that give none
+  critical_timeout: 60       # seconds past the timeout before a machine is stopped by force
+  default_priority: 1
+  max_priority: 3
+  max_timeout: 3600          # largest timeout a client may ask for
+  memory_dump: false         # full memory dump when a submission does not say
+  reschedule_on_crash: true  # tasks left running by a crash: true re-queues them, false fails them
+
+archives:
+  passwords: [infected, malware, virus, password]   # tried on encrypted archives, in order
+  max_depth: 3               # nested archives are opened this deep
+  max_total_size: 2147483648 # refuse archives that unpack to more bytes than this
+  max_files: 1000
+
+virustotal:
+  key: ""                    # key for hash submissions through a VirusTotal-compatible download API
+  url: https://www.virustotal.com/api/v3
+  timeout_ms: 30000
+
+routing:
+  default_route: inetsim     # none | drop | inetsim (fake internet) | internet
+  internet_interface: ""     # host interface for route=internet; "" = unavailable
+  vpns: []                   # [{name, description, interface}]
+
+machines:                    # analysis machines; kind linux needs no VM image
+  - name: linux1
+    kind: linux
+    platform: linux
+    tags: []
+    ip: 10.200.0.2
+    interface: null
+    snapshot: null
+    resultserver_ip: 10.200.0.1
+    resultserver_port: 2042
+    options: []
+    settings: {}
+
+logging:
+  level: info                # fatal | error | warn | info | debug | trace | silent
+`;
+}

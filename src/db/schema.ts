@@ -1,0 +1,135 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * The database schema, one interface per table. Timestamps are ISO-8601 UTC strings and booleans are
+ * 0/1 integers so that SQLite and PostgreSQL store them alike; JSON columns hold arrays of strings.
+ */
+
+export const TASK_STATUSES = [
+  'pending',
+  'running',
+  'completed',
+  'reported',
+  'recovered',
+  'failed_analysis',
+  'failed_processing',
+  'failed_reporting',
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export type TaskCategory = 'file' | 'url';
+
+export interface TasksTable {
+  id: Generated<number>;
+  /** Stored file path (file tasks) or the URL (url tasks). */
+  target: string;
+  category: TaskCategory;
+  /** Seconds; 0 means the configured default. */
+  timeout: number;
+  priority: number;
+  custom: string;
+  owner: string;
+  /** Machine name asked for; '' when any machine will do. */
+  machine: string;
+  package: string;
+  platform: string;
+  /** JSON array of tag names. */
+  tags: string;
+  /** The options string as submitted ("k=v,k2=v2"). */
+  options: string;
+  memory: number;
+  enforce_timeout: number;
+  clock: string;
+  added_on: string;
+  started_on: string | null;
+  completed_on: string | null;
+  status: TaskStatus;
+  sample_id: number | null;
+  submit_id: number | null;
+  /** Worker that processed the task, if any. */
+  processing: string | null;
+  /** Route actually taken by the analysis. */
+  route: string | null;
+  /** For reboot tasks: the task whose end state this one starts from. */
+  reboot_of: number | null;
+}
+
+export interface SamplesTable {
+  id: Generated<number>;
+  file_size: number;
+  file_type: string;
+  md5: string;
+  crc32: string;
+  sha1: string;
+  sha256: string;
+  sha512: string;
+  ssdeep: string | null;
+}
+
+export interface MachinesTable {
+  id: Generated<number>;
+  name: string;
+  label: string;
+  kind: string;
+  ip: string;
+  platform: string;
+  /** JSON array of tag names. */
+  tags: string;
+  /** JSON array of option strings. */
+  options: string;
+  interface: string | null;
+  snapshot: string | null;
+  locked: Generated<number>;
+  locked_changed_on: string | null;
+  status: string | null;
+  status_changed_on: string | null;
+  resultserver_ip: string;
+  resultserver_port: number;
+  /** 0 when the machine is no longer in the configuration; kept so old guests still resolve. */
+  enabled: number;
+}
+
+export type GuestStatus = 'init' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+export interface GuestsTable {
+  id: Generated<number>;
+  task_id: number;
+  name: string;
+  label: string;
+  manager: string;
+  status: GuestStatus;
+  started_on: string;
+  shutdown_on: string | null;
+}
+
+export interface ErrorsTable {
+  id: Generated<number>;
+  task_id: number;
+  message: string;
+  action: string;
+  added_on: string;
+}
+
+export interface SubmissionsTable {
+  id: Generated<number>;
+  tmp_path: string | null;
+  added_on: string;
+}
+
+export interface Database {
+  tasks: TasksTable;
+  samples: SamplesTable;
+  machines: MachinesTable;
+  guests: GuestsTable;
+  errors: ErrorsTable;
+  submissions: SubmissionsTable;
+}
+
+export type TaskRow = Selectable<TasksTable>;
+export type NewTask = Insertable<TasksTable>;
+export type TaskUpdate = Updateable<TasksTable>;
+export type SampleRow = Selectable<SamplesTable>;
+export type NewSample = Insertable<SamplesTable>;
+export type MachineRow = Selectable<MachinesTable>;
+export type GuestRow = Selectable<GuestsTable>;
+export type ErrorRow = Selectable<ErrorsTable>;

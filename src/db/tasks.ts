@@ -1,0 +1,118 @@
+import type { Kysely, Transaction } from 'kysely';
+import { nowIso } from '../util/time.js';
+import type { Database, ErrorRow, GuestRow, NewTask, TaskRow, TaskStatus, TaskUpdate } from './schema.js';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface TaskListFilter {
+  limit?: number;
+  /** Applies only together with a limit, as in the API's /tasks/list/<limit>/<offset>. */
+  offset?: number;
+  status?: string;
+  owner?: string;
+  sampleId?: number;
+  /** ISO timestamp: only tasks completed after it. */
+  completedAfter?: string;
+}
+
+/** Statuses counted by `/cuckoo/status` beside the total. */
+export const COUNTED_STATUSES = ['pending', 'running', 'completed', 'reported'] as const;
+
+export class TaskStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(task: NewTask, db: Db = this.db): Promise<number> {
+    const row = await db.insertInto('tasks').values(task).returning('id').executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async get(id: number, db: Db = this.db): Promise<TaskRow | undefined> {
+    return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Ordered like Cuckoo: pending and running first (completed_on null), then oldest completed first. */
+  async list(filter: TaskListFilter = {}): Promise<TaskRow[]> {
+    let query = this.db.selectFrom('tasks').selectAll();
+    if (filter.status !== undefined) query = query.where('status', '=', filter.status as TaskStatus);
+    if (filter.owner) query = query.where('owner', '=', filter.owner);
+    if (filter.sampleId !== undefined) query = query.where('sample_id', '=', filter.sampleId);
+    if (filter.completedAfter !== undefined) query = query.where('completed_on', '>', filter.completedAfter);
+    query = query
+      .orderBy((eb) => eb.case().when('completed_on', 'is', null).then(0).else(1).end())
+      .orderBy('completed_on')
+      .orderBy('id');
+    if (filter.limit !== undefined) {
+      query = query.limit(filter.limit);
+      if (filter.offset !== undefined) query = query.offset(filter.offset);
+    }
+    return query.execute();
+  }
+
+  async update(id: number, changes: TaskUpdate, db: Db = this.db): Promise<boolean> {
+    const result = await db.updateTable('tasks').set(changes).where('id', '=', id).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Moves a task to `to` only if it is still in one of `from`; false when another actor got there first. */
+  async transition(id: number, from: readonly TaskStatus[], to: TaskStatus, changes: TaskUpdate = {}, db: Db = this.db) {
+    const result = await db
+      .updateTable('tasks')
+      .set({ ...changes, status: to })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async delete(id: number, db: Db = this.db): Promise<boolean> {
+    const result = await db.deleteFrom('tasks').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('count')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
+  }
+
+  async addError(taskId: number, message: string, action = '', db: Db = this.db): Promise<void> {
+    await db.insertInto('errors').values({ task_id: taskId, message, action, added_on: nowIso() }).execute();
+  }
+
+  async errorsOf(taskIds: readonly number[]): Promise<Map<number, ErrorRow[]>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.db.selectFrom('errors').selectAll().where('task_id', 'in', taskIds).orderBy('id').execute();
+    return groupBy(rows, (row) => row.task_id);
+  }
+
+  /** The latest guest (machine run) of each task. */
+  async guestsOf(taskIds: readonly number[]): Promise<Map<number, GuestRow>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.db.selectFrom('guests').selectAll().where('task_id', 'in', taskIds).orderBy('id').execute();
+    return new Map(rows.map((row) => [row.task_id, row]));
+  }
+
+  async taskIdsOfSample(sampleId: number): Promise<number[]> {
+    const rows = await this.db.selectFrom('tasks').select('id').where('sample_id', '=', sampleId).orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
+
+  async anyTaskOfSample(sampleId: number, db: Db = this.db): Promise<boolean> {
+    const row = await db.selectFrom('tasks').select('id').where('sample_id', '=', sampleId).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
