@@ -1,0 +1,57 @@
+/**
+ * The raw behaviour log: `storage/analyses/<id>/logs/events.jsonl`, one JSON object per line, written
+ * by the tracer while the sample runs and read (streamed) by the behaviour processing module.
+ *
+ * Process ids are the host's view of the sample's processes; every event of one analysis uses the same
+ * numbering. `ts` is seconds since the epoch (float). `ret` is the system call's return value (negative
+ * errno on failure) where the call returns one.
+ */
+export interface EventBase {
+  ts: number;
+  pid: number;
+  ppid: number;
+  tid: number;
+  /** The thread's name (comm) when the event happened. */
+  comm: string;
+}
+
+export type BehaviorEvent = EventBase & EventBody;
+
+export type EventBody =
+  // Processes
+  | { kind: 'process.fork'; child: number }
+  | { kind: 'process.exec'; path: string; argv: string[]; ret: number }
+  | { kind: 'process.exit'; code: number }
+  /** prctl(PR_SET_NAME) or a write to /proc/self/comm: the process renamed itself. */
+  | { kind: 'process.rename'; name: string }
+  | { kind: 'process.ptrace'; request: number; target: number; ret: number }
+  | { kind: 'process.setid'; call: string; ids: number[]; ret: number }
+  | { kind: 'process.kill'; target: number; signal: number; ret: number }
+  // Files: paths are as the sample saw them (absolute inside the machine when resolvable).
+  | { kind: 'file.open'; path: string; flags: number; mode: number; ret: number }
+  | { kind: 'file.write'; path: string; bytes: number }
+  | { kind: 'file.rename'; from: string; to: string; ret: number }
+  | { kind: 'file.delete'; path: string; ret: number }
+  | { kind: 'file.mkdir'; path: string; mode: number; ret: number }
+  | { kind: 'file.rmdir'; path: string; ret: number }
+  | { kind: 'file.chmod'; path: string; mode: number; ret: number }
+  | { kind: 'file.chown'; path: string; uid: number; gid: number; ret: number }
+  | { kind: 'file.link'; from: string; to: string; symbolic: boolean; ret: number }
+  // Network: family is 'inet', 'inet6', 'unix', 'netlink', 'packet' or the number as text.
+  | { kind: 'net.socket'; family: string; type: number; protocol: number; ret: number }
+  | { kind: 'net.connect'; fd: number; family: string; address: string; port: number; ret: number }
+  | { kind: 'net.bind'; fd: number; family: string; address: string; port: number; ret: number }
+  | { kind: 'net.listen'; fd: number; ret: number }
+  | { kind: 'net.accept'; fd: number; ret: number }
+  | { kind: 'net.send'; fd: number; family?: string; address?: string; port?: number; bytes: number }
+  // Memory and code
+  | { kind: 'memory.memfd'; name: string; ret: number }
+  | { kind: 'memory.exec_map'; call: 'mmap' | 'mprotect'; address: string; length: number; prot: number; path?: string }
+  | { kind: 'module.load'; call: string; path?: string; ret: number }
+  // The tracer itself: events it had to drop, so the report can say so.
+  | { kind: 'tracer.lost'; count: number }
+  | { kind: 'tracer.info'; tracer: string; message: string };
+
+export type EventKind = EventBody['kind'];
+
+export const EVENTS_FILE = 'logs/events.jsonl';
