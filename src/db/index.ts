@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
 import type { Database } from './schema.js';
@@ -12,6 +13,7 @@ export interface Stores {
   samples: SampleStore;
   machines: MachineStore;
   submissions: SubmissionStore;
+  guests: GuestStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -21,5 +23,6 @@ export function createStores(db: Kysely<Database>): Stores {
     samples: new SampleStore(db),
     machines: new MachineStore(db),
     submissions: new SubmissionStore(db),
+    guests: new GuestStore(db),
   };
 }

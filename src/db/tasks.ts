@@ -48,6 +48,43 @@ export class TaskStore {
     return query.execute();
   }
 
+  /** Pending tasks in the order they should run: higher priority first, then oldest. */
+  async queue(limit: number): Promise<TaskRow[]> {
+    return this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('priority', 'desc')
+      .orderBy('added_on')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Takes one completed task no worker has processed yet; undefined when there is none. */
+  async claimForProcessing(worker: string): Promise<number | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const candidate = await this.db
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', '=', 'completed')
+        .where('processing', 'is', null)
+        .orderBy('completed_on')
+        .orderBy('id')
+        .executeTakeFirst();
+      if (!candidate) return undefined;
+      const result = await this.db
+        .updateTable('tasks')
+        .set({ processing: worker })
+        .where('id', '=', candidate.id)
+        .where('status', '=', 'completed')
+        .where('processing', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows > 0n) return candidate.id;
+    }
+    return undefined;
+  }
+
   async update(id: number, changes: TaskUpdate, db: Db = this.db): Promise<boolean> {
     const result = await db.updateTable('tasks').set(changes).where('id', '=', id).executeTakeFirst();
     return result.numUpdatedRows > 0n;
