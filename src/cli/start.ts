@@ -26,8 +26,8 @@ export async function startCommand(options: StartOptions): Promise<void> {
   };
   const app = await buildServer(ctx, { onExit: () => void stop() });
   if (config.api.token === '') ctx.log.warn('api.token is empty: the API accepts requests without authentication');
-  await app.listen({ host: config.api.host, port: config.api.port });
-  process.stdout.write(`nestbox listening on http://${config.api.host}:${config.api.port}\n`);
+  const address = await app.listen({ host: config.api.host, port: config.api.port });
+  process.stdout.write(`nestbox listening on ${address}\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
 }
 
