@@ -2,10 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app.js';
 import type { ServerOptions } from '../server.js';
 import { Registrar } from './registrar.js';
+import { artifactRoutes } from './artifacts.js';
+import { machineRoutes } from './machines.js';
+import { reportRoutes } from './reports.js';
+import { serviceRoutes } from './service.js';
 import { statusRoutes } from './status.js';
+import { taskRoutes } from './tasks.js';
 
 /** Every route module of the API, registered in one place. */
-export async function registerRoutes(app: FastifyInstance, ctx: AppContext, _options: ServerOptions): Promise<void> {
+export async function registerRoutes(app: FastifyInstance, ctx: AppContext, options: ServerOptions): Promise<void> {
   const r = new Registrar(app);
   statusRoutes(r, ctx);
+  taskRoutes(r, ctx);
+  reportRoutes(r, ctx);
+  artifactRoutes(r, ctx);
+  machineRoutes(r, ctx);
+  serviceRoutes(r, ctx, options);
 }
