@@ -1,0 +1,119 @@
+import { performance } from 'node:perf_hooks';
+import { conflict, invalidInput } from '../../../errors.js';
+import type { CreateTaskNetwork, TaskNetwork, TaskNetworkOptions } from '../contracts.js';
+import { allocateAddresses, type TaskAddresses } from './addressing.js';
+import { startCapture, type Capture } from './capture.js';
+import { removeLeftovers } from './cleanup.js';
+import { startFakeInternet, type FakeInternet } from './fake-internet.js';
+import { gatewayRules, type GatewayRoute } from './gateway-rules.js';
+import { GATEWAY_INTERFACE, netnsPath, taskNames, type TaskNames } from './names.js';
+import { addNamespaces, deleteNamespaces, wireNamespaces } from './namespaces.js';
+import { claim, release } from './ownership.js';
+import { fakeTlsMaterial } from './tls-certificate.js';
+import { checkInternetInterface, connectUplink, disconnectUplink, hostResolver } from './uplink.js';
+
+/**
+ * One task's network: the machine's namespace, its own gateway namespace (one pair per task, so tasks
+ * share nothing and cannot reach each other), the route's rules, the capture and, for inetsim, the fake
+ * internet. Whatever fails half-way is undone before the error is thrown.
+ */
+const ROUTES: readonly GatewayRoute[] = ['inetsim', 'none', 'drop', 'internet'];
+
+export const createTaskNetwork: CreateTaskNetwork = async (options) => {
+  const started = performance.now();
+  const route = checkRoute(options);
+  const names = taskNames(options.id);
+  const claimed = claim(names.id);
+  if (claimed === null) {
+    throw conflict(`a task network with id ${names.id} is already in use`, { context: { id: names.id } });
+  }
+  if (claimed === 'reclaimed') await removeLeftovers(names);
+  const addresses = allocateAddresses(names.id);
+  const parts: Parts = { names, addresses, route, created: false, capture: null, fakeInternet: null };
+  try {
+    await build(parts, options);
+  } catch (error) {
+    await teardown(parts, options);
+    throw error;
+  }
+  const setupMs = Math.round(performance.now() - started);
+  options.log.info({ id: names.id, route, guest: addresses.guest, setupMs }, 'task network ready');
+  return network(parts, options);
+};
+
+function checkRoute(options: TaskNetworkOptions): GatewayRoute {
+  const route = options.route as GatewayRoute;
+  if (!ROUTES.includes(route)) {
+    throw invalidInput(`unknown route ${JSON.stringify(options.route)}: use one of ${ROUTES.join(', ')}`, {
+      context: { route: options.route, id: options.id },
+    });
+  }
+  if (route === 'internet') checkInternetInterface(options.internetInterface);
+  return route;
+}
+
+interface Parts {
+  names: TaskNames;
+  addresses: TaskAddresses;
+  route: GatewayRoute;
+  created: boolean;
+  capture: Capture | null;
+  fakeInternet: FakeInternet | null;
+}
+
+async function build(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+  const { names, addresses, route } = parts;
+  const tls = route === 'inetsim' ? fakeTlsMaterial() : null;
+  const rules = gatewayRules({ route, gateway: addresses.gateway, resolver: route === 'internet' ? hostResolver() : null });
+  parts.created = true;
+  await addNamespaces(names);
+  // The fake internet (a Node process, the slowest part) starts while the namespaces are wired up.
+  const wiredAndCapturing = (async () => {
+    await wireNamespaces({ names, addresses, withUplink: route === 'internet', gatewayRules: rules });
+    if (route === 'internet') await connectUplink(names, addresses, options.internetInterface);
+    parts.capture = await startCapture({
+      netns: names.gatewayNetns,
+      interfaceName: GATEWAY_INTERFACE,
+      pcapPath: options.pcapPath,
+      log: options.log,
+    });
+  })();
+  const serving = tls?.then(async (material) => {
+    parts.fakeInternet = await startFakeInternet({ netns: names.gatewayNetns, tls: material, log: options.log });
+  });
+  const outcomes = await Promise.allSettled([wiredAndCapturing, serving]);
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+}
+
+function network(parts: Parts, options: TaskNetworkOptions): TaskNetwork {
+  let closing: Promise<void> | undefined;
+  return {
+    netnsName: parts.names.machineNetns,
+    netnsPath: netnsPath(parts.names.machineNetns),
+    guestAddress: parts.addresses.guest,
+    gatewayAddress: parts.addresses.gateway,
+    route: parts.route,
+    close: () => (closing ??= timedTeardown(parts, options)),
+  };
+}
+
+async function timedTeardown(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+  const started = performance.now();
+  await teardown(parts, options);
+  options.log.info({ id: parts.names.id, teardownMs: Math.round(performance.now() - started) }, 'task network removed');
+}
+
+/** Capture first, so it holds everything up to the end; then the services, the uplink and the namespaces. */
+async function teardown(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+  const problems: unknown[] = [];
+  const attempt = async (step: () => Promise<unknown>) => step().catch((error: unknown) => problems.push(error));
+  if (parts.capture) await attempt(() => parts.capture!.stop());
+  if (parts.fakeInternet) await attempt(() => parts.fakeInternet!.stop());
+  if (parts.created) {
+    if (parts.route === 'internet') await attempt(() => disconnectUplink(parts.names, parts.addresses));
+    await attempt(() => deleteNamespaces(parts.names));
+  }
+  parts.addresses.release();
+  release(parts.names.id);
+  for (const problem of problems) options.log.error({ err: problem, id: parts.names.id }, 'task network teardown step failed');
+}
