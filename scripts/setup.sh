@@ -11,6 +11,10 @@ want_tests=false
 
 # Service: libmagic's `file`, archive tools, ssdeep's reference CLI, a C toolchain for better-sqlite3.
 packages=(file libmagic1 p7zip-full bzip2 tar unzip ssdeep python3 make g++ ca-certificates)
+# Service: per-task networks (namespaces, nftables rules, capture, the fake internet's TLS certificate).
+packages+=(iproute2 nftables tcpdump openssl)
+# Tests: clients run inside task networks (dig, curl, ping) and tshark reads their captures.
+$want_tests && packages+=(dnsutils curl iputils-ping tshark)
 # Tests: PostgreSQL for the shared-queue mode.
 $want_tests && packages+=(postgresql)
 
