@@ -1,0 +1,52 @@
+import type { Config } from '../config/schema.js';
+import type { ErrorRow, GuestRow, SampleRow, TaskRow } from '../db/schema.js';
+import type { FileTypeDetector } from '../storage/filetype.js';
+import type { AnalysisPaths } from '../storage/layout.js';
+import type { Report } from './report-types.js';
+import type { YaraScanner } from './yara.js';
+
+/** Long-lived helpers a processing run lends its modules; none of them holds results between tasks. */
+export interface ProcessingTools {
+  fileType: FileTypeDetector;
+  yara: YaraScanner;
+}
+
+/** Everything a processing module may read: the task's rows and its raw results on disk. */
+export interface ProcessingInput {
+  task: TaskRow;
+  sample: SampleRow | undefined;
+  guest: GuestRow | undefined;
+  errors: readonly ErrorRow[];
+  paths: AnalysisPaths;
+  config: Config;
+  /** The analysed file (file tasks): the analysis folder's copy, else storage/binaries/<sha256>; undefined when gone. */
+  binaryPath: string | undefined;
+  tools: ProcessingTools;
+}
+
+/** The report sections processing fills (`signatures` comes later, from the signature engine). */
+export type SectionKey =
+  | 'info'
+  | 'target'
+  | 'static'
+  | 'strings'
+  | 'yara'
+  | 'behavior'
+  | 'network'
+  | 'dropped'
+  | 'screenshots'
+  | 'procmemory'
+  | 'debug'
+  | 'metadata';
+
+/**
+ * One processing module: a pure function of the task's raw results giving one report section, or
+ * undefined when there is nothing to report (the key is then left out of report.json, as Cuckoo does).
+ */
+export interface ProcessingModule<K extends SectionKey = SectionKey> {
+  key: K;
+  run(input: ProcessingInput): Promise<NonNullable<Report[K]> | undefined>;
+}
+
+/** Any module of the registry, whatever its key. */
+export type AnyProcessingModule = { [K in SectionKey]: ProcessingModule<K> }[SectionKey];
