@@ -1,0 +1,27 @@
+import type { BehaviorEvent } from '../analysis/events.js';
+import type { Call } from '../processing/report-types.js';
+
+const CATEGORY_BY_PREFIX: Record<string, Call['category']> = {
+  process: 'process',
+  file: 'file',
+  net: 'network',
+  memory: 'memory',
+  module: 'system',
+  tracer: 'tracer',
+};
+
+/** A behaviour event in Cuckoo's call shape, as signature marks carry it. */
+export function callOf(event: BehaviorEvent): Call {
+  const { ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...body } = event;
+  const { ret, ...args } = body as Record<string, unknown>;
+  const returnValue = typeof ret === 'number' ? ret : 0;
+  return {
+    api: kind,
+    category: CATEGORY_BY_PREFIX[kind.split('.')[0] ?? ''] ?? 'system',
+    time: ts,
+    tid,
+    status: returnValue >= 0,
+    return_value: returnValue,
+    arguments: args,
+  };
+}

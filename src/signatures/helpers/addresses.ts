@@ -1,0 +1,18 @@
+import { isIP } from 'node:net';
+
+/** Whether an address stays on the machine (loopback or unspecified). */
+export function isLocalAddress(address: string): boolean {
+  return /^(::ffff:)?127\./.test(address) || ['::1', '0.0.0.0', '::'].includes(address);
+}
+
+/** Whether a host (as in an HTTP Host header, with or without a port) is an IP address rather than a name. */
+export function isIpLiteral(host: string): boolean {
+  const bracketed = /^\[([^\]]+)\](:\d+)?$/.exec(host);
+  if (bracketed) return isIP(bracketed[1] ?? '') !== 0;
+  return isIP(host) !== 0 || isIP(host.replace(/:\d+$/, '')) === 4;
+}
+
+/** Whether a connection goes to another machine over IP. */
+export function isRemoteInet(family: string, address: string): boolean {
+  return (family === 'inet' || family === 'inet6') && !isLocalAddress(address);
+}

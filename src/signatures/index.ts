@@ -1,0 +1,147 @@
+import type { Report, SignatureMatch } from '../processing/report-types.js';
+import type { AnalysisPaths } from '../storage/layout.js';
+import { runSignatureClasses } from './engine.js';
+import { AccountCreatedCommand } from './linux/account-created-command.js';
+import { AccountPasswdModified } from './linux/account-passwd-modified.js';
+import { AntidebugPtraceTraceme } from './linux/antidebug-ptrace-traceme.js';
+import { AntisandboxContainerCheck } from './linux/antisandbox-container-check.js';
+import { AntivmDmi } from './linux/antivm-dmi.js';
+import { AntivmHypervisorCheck } from './linux/antivm-hypervisor-check.js';
+import { Argv0Spoofing } from './linux/argv0-spoofing.js';
+import { C2Beaconing } from './linux/c2-beaconing.js';
+import { ChattrImmutable } from './linux/chattr-immutable.js';
+import { CredentialBrowser } from './linux/credential-browser.js';
+import { CredentialCloudConfig } from './linux/credential-cloud-config.js';
+import { CredentialShadow } from './linux/credential-shadow.js';
+import { CredentialSshKeys } from './linux/credential-ssh-keys.js';
+import { CryptoWalletAccess } from './linux/crypto-wallet-access.js';
+import { DgaDomains } from './linux/dga-domains.js';
+import { DisableSelinuxApparmor } from './linux/disable-selinux-apparmor.js';
+import { DnsTxtQuery } from './linux/dns-txt-query.js';
+import { DownloadAndExecute } from './linux/download-and-execute.js';
+import { EicarTestFile } from './linux/eicar-test-file.js';
+import { ExecutableDroppedTmp } from './linux/executable-dropped-tmp.js';
+import { FilelessMemfdExec } from './linux/fileless-memfd-exec.js';
+import { FirewallTampering } from './linux/firewall-tampering.js';
+import { HiddenFileCreated } from './linux/hidden-file-created.js';
+import { HistoryClearing } from './linux/history-clearing.js';
+import { HttpRawIp } from './linux/http-raw-ip.js';
+import { IrcTraffic } from './linux/irc-traffic.js';
+import { KernelModuleLoad } from './linux/kernel-module-load.js';
+import { KillSecurityTools } from './linux/kill-security-tools.js';
+import { LogWiping } from './linux/log-wiping.js';
+import { MinerPool } from './linux/miner-pool.js';
+import { MinerStratum } from './linux/miner-stratum.js';
+import { NetworkDiscovery } from './linux/network-discovery.js';
+import { NetworkScanning } from './linux/network-scanning.js';
+import { OutboundSmtp } from './linux/outbound-smtp.js';
+import { PackedBinary } from './linux/packed-binary.js';
+import { PersistenceCron } from './linux/persistence-cron.js';
+import { PersistenceCrontabCommand } from './linux/persistence-crontab-command.js';
+import { PersistenceRcScripts } from './linux/persistence-rc-scripts.js';
+import { PersistenceShellProfile } from './linux/persistence-shell-profile.js';
+import { PersistenceSshAuthorizedKeys } from './linux/persistence-ssh-authorized-keys.js';
+import { PersistenceSystemd } from './linux/persistence-systemd.js';
+import { PersistenceXdgAutostart } from './linux/persistence-xdg-autostart.js';
+import { PipeToShell } from './linux/pipe-to-shell.js';
+import { PrivescSetuidRoot } from './linux/privesc-setuid-root.js';
+import { ProcMemDump } from './linux/proc-mem-dump.js';
+import { ProcessDiscovery } from './linux/process-discovery.js';
+import { ProcessInjectionPtrace } from './linux/process-injection-ptrace.js';
+import { ProcessRenameMasquerade } from './linux/process-rename-masquerade.js';
+import { RansomwareFileRenames } from './linux/ransomware-file-renames.js';
+import { RansomwareNote } from './linux/ransomware-note.js';
+import { ReverseShellCommandLine } from './linux/reverse-shell-command-line.js';
+import { ReverseShell } from './linux/reverse-shell.js';
+import { RootkitLdPreload } from './linux/rootkit-ld-preload.js';
+import { SelfDeletion } from './linux/self-deletion.js';
+import { SudoersModified } from './linux/sudoers-modified.js';
+import { SuidBitSet } from './linux/suid-bit-set.js';
+import { SysctlSecurityTamper } from './linux/sysctl-security-tamper.js';
+import { SystemBinaryModified } from './linux/system-binary-modified.js';
+import { SystemInfoDiscovery } from './linux/system-info-discovery.js';
+import { Timestomp } from './linux/timestomp.js';
+import { TorUsage } from './linux/tor-usage.js';
+import { UserDiscovery } from './linux/user-discovery.js';
+import type { SignatureClass } from './signature.js';
+
+export { scoreOf } from './score.js';
+export type { Severity, SignatureInfo } from './signature.js';
+
+/** Every signature nestbox ships, run on every analysis. */
+export const SIGNATURES: readonly SignatureClass[] = [
+  AccountCreatedCommand,
+  AccountPasswdModified,
+  AntidebugPtraceTraceme,
+  AntisandboxContainerCheck,
+  AntivmDmi,
+  AntivmHypervisorCheck,
+  Argv0Spoofing,
+  C2Beaconing,
+  ChattrImmutable,
+  CredentialBrowser,
+  CredentialCloudConfig,
+  CredentialShadow,
+  CredentialSshKeys,
+  CryptoWalletAccess,
+  DgaDomains,
+  DisableSelinuxApparmor,
+  DnsTxtQuery,
+  DownloadAndExecute,
+  EicarTestFile,
+  ExecutableDroppedTmp,
+  FilelessMemfdExec,
+  FirewallTampering,
+  HiddenFileCreated,
+  HistoryClearing,
+  HttpRawIp,
+  IrcTraffic,
+  KernelModuleLoad,
+  KillSecurityTools,
+  LogWiping,
+  MinerPool,
+  MinerStratum,
+  NetworkDiscovery,
+  NetworkScanning,
+  OutboundSmtp,
+  PackedBinary,
+  PersistenceCron,
+  PersistenceCrontabCommand,
+  PersistenceRcScripts,
+  PersistenceShellProfile,
+  PersistenceSshAuthorizedKeys,
+  PersistenceSystemd,
+  PersistenceXdgAutostart,
+  PipeToShell,
+  PrivescSetuidRoot,
+  ProcMemDump,
+  ProcessDiscovery,
+  ProcessInjectionPtrace,
+  ProcessRenameMasquerade,
+  RansomwareFileRenames,
+  RansomwareNote,
+  ReverseShellCommandLine,
+  ReverseShell,
+  RootkitLdPreload,
+  SelfDeletion,
+  SudoersModified,
+  SuidBitSet,
+  SysctlSecurityTamper,
+  SystemBinaryModified,
+  SystemInfoDiscovery,
+  Timestomp,
+  TorUsage,
+  UserDiscovery,
+];
+
+/**
+ * Runs every signature over an analysis: the behaviour log (`logs/events.jsonl`) and the processed report.
+ * Returns the matches sorted by ascending severity (Cuckoo's order), ready for `report.signatures`; the caller
+ * sets `info.score` with scoreOf. A signature that fails is left out and its error added to
+ * `report.debug.errors` (when the report has a debug section), so one broken signature costs only itself.
+ */
+export async function runSignatures(report: Report, paths: AnalysisPaths): Promise<SignatureMatch[]> {
+  return runSignatureClasses(SIGNATURES, report, paths, {
+    onError: (name, error) => report.debug?.errors.push(`Signature ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
+  });
+}
