@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app.js';
 import type { SampleRow } from '../../db/schema.js';
@@ -101,11 +102,23 @@ export async function sendFile(reply: FastifyReply, path: string, contentType: s
     const stats = await handle.stat();
     if (!stats.isFile()) throw notFound(notFoundMessage, { context: { path } });
     reply.type(contentType).header('content-length', stats.size);
+    if (reply.request.method === 'HEAD') {
+      await handle.close();
+      return sendNoBody(reply);
+    }
     return reply.send(handle.createReadStream());
   } catch (error) {
     await handle.close();
     throw error;
   }
+}
+
+/**
+ * Answers a HEAD request to a download route with the headers already set. Fastify would otherwise read
+ * (and throw away) the whole stream the GET handler makes, archives and large dumps included.
+ */
+export function sendNoBody(reply: FastifyReply) {
+  return reply.send(Readable.from([]));
 }
 
 /** Names of the regular files anywhere below `folder` (Cuckoo's os.walk), sorted; [] if it is missing. */

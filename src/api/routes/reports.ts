@@ -7,7 +7,7 @@ import type { AppContext } from '../../app.js';
 import { internal, invalidInput, notFound } from '../../errors.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
 import { tarFolder, type TarCompression } from '../../storage/tar-stream.js';
-import { fileIn, safeFileName, sendFile } from './artifacts.js';
+import { fileIn, safeFileName, sendFile, sendNoBody } from './artifacts.js';
 import { INT, type Registrar } from './registrar.js';
 import { idParam, queryParam } from './tasks.js';
 
@@ -60,11 +60,16 @@ async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: str
   const includeTopLevel = TAR_FORMATS[format];
   if (!includeTopLevel) throw invalidInput('Invalid report format', { context: { format } });
   const compression = TAR_COMPRESSION[queryParam(request, 'tar') ?? ''] ?? 'bz2';
+  reply.type('application/x-tar; charset=UTF-8');
+  if (request.method === 'HEAD') {
+    if (!(await isDirectory(paths.dir))) throw notFound('Report not found', { context: { dir: paths.dir } });
+    return sendNoBody(reply);
+  }
   const archive = await tarFolder(paths.dir, { compression, includeTopLevel }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw notFound('Report not found', { context: { dir: paths.dir } });
     throw error;
   });
-  return reply.type('application/x-tar; charset=UTF-8').send(archive);
+  return reply.send(archive);
 }
 
 async function readReport(paths: AnalysisPaths): Promise<Record<string, unknown>> {
@@ -143,6 +148,8 @@ async function sendScreenshot(reply: FastifyReply, shots: string, stem: string) 
 async function sendScreenshotZip(reply: FastifyReply, shots: string) {
   const entries = await readdir(shots, { withFileTypes: true }).catch(() => undefined);
   if (!entries) throw notFound('Task not found', { context: { folder: shots } });
+  reply.type('application/zip');
+  if (reply.request.method === 'HEAD') return sendNoBody(reply);
   const zip = new yazl.ZipFile();
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (entry.isFile()) zip.addFile(join(shots, entry.name), entry.name, { compress: false });
@@ -151,9 +158,13 @@ async function sendScreenshotZip(reply: FastifyReply, shots: string) {
   const output = zip.outputStream as Readable;
   // A file that vanishes while being read ends the download early instead of crashing the service.
   zip.on('error', (error: Error) => output.destroy(error));
-  return reply.type('application/zip').send(output);
+  return reply.send(output);
 }
 
 async function isFile(path: string): Promise<boolean> {
   return stat(path).then((stats) => stats.isFile(), () => false);
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then((stats) => stats.isDirectory(), () => false);
 }
