@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { isNestboxError, NestboxError } from '../../errors.js';
+import { mustRun } from './command.js';
+import { lockFile } from './file-lock.js';
+import { GUEST_INIT_PATH } from './guest-init.js';
+import type { LinuxSettings } from './settings.js';
+
+/** Bump when the build steps change in a way the package list does not show. */
+const BUILD_REVISION = 1;
+const SUITE = 'bookworm';
+
+/**
+ * What a sample expects on a Linux machine: shells and interpreters, download tools, process tools,
+ * archive tools for the archive package, a virtual display (Xvfb) and strace for the fallback tracer.
+ */
+const BASE_PACKAGES = [
+  'bash', 'busybox', 'python3', 'perl', 'nodejs', 'curl', 'wget', 'ca-certificates', 'procps', 'psmisc',
+  'iproute2', 'netcat-openbsd', 'file', 'p7zip-full', 'unzip', 'xz-utils', 'bzip2', 'strace',
+  'xvfb', 'x11-utils', 'fonts-dejavu-core',
+];
+/** URL tasks: about 130 MiB to download and 460 MiB installed. */
+const BROWSER_PACKAGES = ['chromium'];
+
+export interface GuestRootPlan {
+  version: string;
+  packages: string[];
+  path: string;
+}
+
+export function guestRootPlan(settings: Pick<LinuxSettings, 'guest_root_dir' | 'browser'>): GuestRootPlan {
+  const packages = [...BASE_PACKAGES, ...(settings.browser ? BROWSER_PACKAGES : [])];
+  const version = createHash('sha256')
+    .update(JSON.stringify({ BUILD_REVISION, SUITE, packages }))
+    .digest('hex')
+    .slice(0, 16);
+  return { version, packages, path: join(settings.guest_root_dir, version) };
+}
+
+/**
+ * Returns the guest root for these settings, building it first when it is not there yet: a Debian
+ * minbase from debootstrap plus the packages above. Building happens in a temporary
+ * folder renamed into place when complete, under a lock, so concurrent callers wait for one build and a
+ * crashed build leaves nothing that looks usable. Downloaded packages are cached beside it.
+ */
+export async function ensureGuestRoot(settings: LinuxSettings, log: Logger): Promise<string> {
+  const plan = guestRootPlan(settings);
+  if (existsSync(plan.path)) return plan.path;
+  await mkdir(settings.guest_root_dir, { recursive: true });
+  const lock = await lockFile(join(settings.guest_root_dir, '.lock'));
+  try {
+    if (existsSync(plan.path)) return plan.path;
+    await buildGuestRoot(plan, settings, log);
+    return plan.path;
+  } finally {
+    await lock.release();
+  }
+}
+
+async function buildGuestRoot(plan: GuestRootPlan, settings: LinuxSettings, log: Logger): Promise<void> {
+  const building = `${plan.path}.building`;
+  const caches = { debootstrap: join(settings.guest_root_dir, 'cache', 'debootstrap'), apt: join(settings.guest_root_dir, 'cache', 'apt') };
+  await rm(building, { recursive: true, force: true });
+  await mkdir(caches.debootstrap, { recursive: true });
+  await mkdir(caches.apt, { recursive: true });
+  const started = Date.now();
+  log.info({ path: plan.path, packages: plan.packages }, 'building the guest root (first use; takes a few minutes)');
+  try {
+    await debootstrap(building, caches.debootstrap, settings.mirror);
+    await installPackages(building, caches.apt, plan.packages);
+    await finishRoot(building);
+    await rename(building, plan.path);
+  } catch (error) {
+    await rm(building, { recursive: true, force: true });
+    if (isNestboxError(error)) throw error;
+    throw new NestboxError('unavailable', `cannot build the guest root: ${(error as Error).message}`, {
+      cause: error,
+      context: { path: plan.path },
+    });
+  }
+  log.info({ path: plan.path, seconds: Math.round((Date.now() - started) / 1000) }, 'guest root ready');
+}
+
+/** debootstrap runs in a private mount namespace, so a failed run cannot leave its /proc mounts behind. */
+async function debootstrap(target: string, cache: string, mirror: string): Promise<void> {
+  await mustRun(
+    ['unshare', '--mount', '--', 'debootstrap', '--variant=minbase', `--cache-dir=${cache}`, SUITE, target, mirror],
+    'debootstrap',
+  );
+}
+
+async function installPackages(root: string, cache: string, packages: string[]): Promise<void> {
+  await copyFile('/etc/resolv.conf', join(root, 'etc/resolv.conf'));
+  // No daemon may start inside the build chroot.
+  await writeFile(join(root, 'usr/sbin/policy-rc.d'), '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+  const inChroot = (command: string) => `chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive ${command}`;
+  const script = [
+    'set -e',
+    'mount -t proc proc "$ROOT/proc"',
+    'mount --bind "$CACHE" "$ROOT/var/cache/apt/archives"',
+    inChroot('apt-get update -qq'),
+    inChroot(`apt-get install -y -qq --no-install-recommends ${packages.join(' ')}`),
+  ].join('\n');
+  await mustRun(['unshare', '--mount', '--pid', '--fork', '--', 'sh', '-c', script], 'installing the guest packages', {
+    env: { ...process.env, ROOT: root, CACHE: cache },
+  });
+}
+
+/** Drops what only the build needed and leaves the files the sandbox binds over per task. */
+async function finishRoot(root: string): Promise<void> {
+  await rm(join(root, 'usr/sbin/policy-rc.d'), { force: true });
+  for (const dir of ['var/lib/apt/lists', 'var/cache/apt', 'usr/share/doc', 'usr/share/man', 'usr/share/info']) {
+    for (const entry of await readdir(join(root, dir)).catch(() => [])) {
+      if (entry !== 'archives') await rm(join(root, dir, entry), { recursive: true, force: true });
+    }
+  }
+  await writeFile(join(root, 'etc/resolv.conf'), 'nameserver 127.0.0.1\n');
+  await writeFile(join(root, 'etc/hostname'), 'localhost\n');
+  await writeFile(join(root, GUEST_INIT_PATH.slice(1)), '', { mode: 0o755 });
+  await writeFile(join(root, 'etc/hosts'), '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n');
+}

@@ -1,0 +1,164 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { NestboxError, unavailable } from '../../errors.js';
+import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
+import { detectCgroupLayout, listMachineGroups, MachineCgroups, CGROUP_PREFIX } from './cgroups.js';
+import { runCommand } from './command.js';
+import type { CreateTaskNetwork, Tracer } from './contracts.js';
+import { ensureGuestInit } from './guest-init.js';
+import { ensureGuestRoot } from './guest-root.js';
+import { cleanupStaleNetworks, createTaskNetwork } from './network/index.js';
+import { isMachineId } from './machine-id.js';
+import { MachineDisk, MOUNT_PREFIX, mountsWhere } from './overlay.js';
+import { ownerIsAlive } from './ownership.js';
+import { sandboxSeccompProgram } from './seccomp.js';
+import { LinuxSession, type MachineContext } from './session.js';
+import { parseLinuxSettings, type LinuxSettings } from './settings.js';
+import { CONVERT } from './screenshots.js';
+
+export { ensureGuestRoot, guestRootPlan } from './guest-root.js';
+export { parseLinuxSettings, linuxSettingsSchema, type LinuxSettings } from './settings.js';
+export { LinuxSession } from './session.js';
+export { machineId } from './machine-id.js';
+
+/** Parts the machinery is composed of; tests may hand in stand-ins for parts not under test. */
+export interface LinuxMachineryParts {
+  createTaskNetwork: CreateTaskNetwork;
+  /** Undefined: the behaviour tracer of ./tracer. */
+  createTracer?: (log: Logger) => Tracer;
+}
+
+const SECCOMP_FILE = 'seccomp.bpf';
+const REQUIRED_TOOLS = ['bwrap', 'nsenter', 'unshare', 'mount', 'umount', 'tar', 'file', 'gcc', 'debootstrap'];
+
+/**
+ * The `linux` machinery: each task runs in a fresh sandbox of Linux namespaces on a dedicated Debian
+ * guest root, behind its own task network, traced by the behaviour tracer. See session.ts for one
+ * machine's life and platform-notes.md for what the host offers.
+ */
+export function createLinuxMachinery(config: Config, log: Logger, parts: Partial<LinuxMachineryParts> = {}): Machinery {
+  const contexts = new Map<string, Promise<MachineContext>>();
+  const machineLog = log.child({ machinery: 'linux' });
+
+  const settingsOf = (name: string): LinuxSettings => {
+    const machine = config.machines.find((candidate) => candidate.name === name);
+    return parseLinuxSettings(machine?.settings ?? {}, name);
+  };
+
+  const contextFor = (name: string): Promise<MachineContext> => {
+    let context = contexts.get(name);
+    if (!context) {
+      context = prepareMachine(name, settingsOf(name), config, machineLog, parts);
+      contexts.set(name, context);
+      context.catch(() => contexts.delete(name));
+    }
+    return context;
+  };
+
+  const linuxMachines = () => config.machines.filter((machine) => machine.kind === 'linux');
+
+  return {
+    kind: 'linux',
+    manager: 'Linux',
+    async prepare() {
+      for (const machine of linuxMachines()) await contextFor(machine.name);
+    },
+    async start(request: AnalysisRequest): Promise<MachineSession> {
+      const context = await contextFor(request.machine.name);
+      return LinuxSession.start(context, request);
+    },
+    async cleanupStale() {
+      const runDirs = new Set(linuxMachines().map((machine) => settingsOf(machine.name).run_dir));
+      for (const runDir of runDirs) await cleanupStaleMachines(runDir, machineLog);
+      await cleanupStaleNetworks(machineLog);
+    },
+  };
+}
+
+async function prepareMachine(
+  name: string,
+  settings: LinuxSettings,
+  config: Config,
+  log: Logger,
+  parts: Partial<LinuxMachineryParts>,
+): Promise<MachineContext> {
+  await checkTools(settings);
+  const cgroupLayout = detectCgroupLayout();
+  const guestRoot = await ensureGuestRoot(settings, log);
+  const initPath = await ensureGuestInit(settings.guest_root_dir);
+  await mkdir(settings.run_dir, { recursive: true, mode: 0o700 });
+  const seccompPath = join(settings.run_dir, SECCOMP_FILE);
+  await writeFile(seccompPath, sandboxSeccompProgram());
+  const createTracer = settings.tracing ? (parts.createTracer ?? (await loadTracer())) : undefined;
+  const machine = config.machines.find((candidate) => candidate.name === name);
+  log.info({ machine: name, guestRoot, cgroups: cgroupLayout.kind }, 'linux machine ready');
+  return {
+    settings,
+    guestRoot,
+    initPath,
+    seccompPath,
+    cgroupLayout,
+    hostname: machine?.label ?? name,
+    internetInterface: config.routing.internet_interface,
+    archivePasswords: config.archives.passwords,
+    createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
+    ...(createTracer ? { tracer: createTracer(log) } : {}),
+  };
+}
+
+async function loadTracer(): Promise<(log: Logger) => Tracer> {
+  // Imported on first use, so that a machine configured without tracing never loads it.
+  const specifier = './tracer/index.js';
+  const module = (await import(specifier)) as { createTracer: (log: Logger) => Tracer };
+  return module.createTracer;
+}
+
+async function checkTools(settings: LinuxSettings): Promise<void> {
+  const tools = [...REQUIRED_TOOLS, ...(settings.screenshots ? ['xwd'] : [])];
+  const missing: string[] = [];
+  for (const tool of tools) {
+    const found = await runCommand(['sh', '-c', `command -v ${tool}`]);
+    if (found.code !== 0) missing.push(tool);
+  }
+  if (settings.screenshots && !existsSync(CONVERT)) missing.push(CONVERT);
+  if (missing.length > 0) {
+    throw unavailable(`the linux machinery needs ${missing.join(', ')} (scripts/setup.sh installs them)`, { context: { missing } });
+  }
+  if (process.getuid?.() !== 0) throw unavailable('the linux machinery must run as root (namespaces, mounts, cgroups)');
+}
+
+/**
+ * Removes what machines of dead nestbox processes left behind: their processes and cgroups, their disk
+ * mounts and run folders. Machines whose owner still runs are left alone.
+ */
+export async function cleanupStaleMachines(runDir: string, log: Logger): Promise<string[]> {
+  const layout = detectCgroupLayout();
+  // Each machine's folder (which holds its owner record), found from the run folder, its mounts or its cgroups.
+  const folders = new Map<string, string | undefined>();
+  for (const id of await readdir(runDir).catch(() => [])) if (isMachineId(id)) folders.set(id, join(runDir, id));
+  for (const point of mountsWhere((source) => source.startsWith(MOUNT_PREFIX))) {
+    const match = /^(.*\/([^/]+))\/(?:rw|root)$/.exec(point);
+    if (match && isMachineId(match[2]!) && !folders.has(match[2]!)) folders.set(match[2]!, match[1]!);
+  }
+  for (const group of await listMachineGroups(layout)) {
+    const id = group.slice(CGROUP_PREFIX.length);
+    if (!folders.has(id)) folders.set(id, undefined);
+  }
+  const stale: string[] = [];
+  for (const [id, dir] of folders) {
+    if (dir && (await ownerIsAlive(dir))) continue;
+    stale.push(id);
+    try {
+      await new MachineCgroups(layout, id).remove();
+      await new MachineDisk(dir ?? join(runDir, id), id).unmount();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      throw new NestboxError('internal', `cannot clean up stale machine ${id}: ${(error as Error).message}`, { cause: error, context: { id } });
+    }
+  }
+  if (stale.length > 0) log.warn({ machines: stale }, 'removed stale linux machines');
+  return stale;
+}

@@ -1,0 +1,419 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { EVENTS_FILE } from '../../analysis/events.js';
+import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
+import { AnalysisLog } from './analysis-log.js';
+import { MachineCgroups, type CgroupLayout } from './cgroups.js';
+import { runCommand } from './command.js';
+import type { CreateTaskNetwork, TaskNetwork, Tracer, TracerSession } from './contracts.js';
+import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
+import { GUEST_INIT_PATH } from './guest-init.js';
+import { machineId } from './machine-id.js';
+import { hostPathInMachine, writeInMachine } from './machine-path.js';
+import { dumpProcessMemory } from './memory-dump.js';
+import { MachineDisk } from './overlay.js';
+import { recordOwner } from './ownership.js';
+import { savedRebootState, saveRebootState } from './reboot-state.js';
+import { guestEnvironment, spawnSandbox, type SandboxSpec } from './sandbox.js';
+import { ScreenshotTaker } from './screenshots.js';
+import type { LinuxSettings } from './settings.js';
+import { pickUnpackedFile } from './unpacked.js';
+
+/** What every session of one machinery shares. */
+export interface MachineContext {
+  settings: LinuxSettings;
+  guestRoot: string;
+  /** Host path of the compiled init, bound over /sbin/init. */
+  initPath: string;
+  seccompPath: string;
+  cgroupLayout: CgroupLayout;
+  hostname: string;
+  internetInterface: string;
+  archivePasswords: string[];
+  createTaskNetwork: CreateTaskNetwork;
+  tracer?: Tracer;
+}
+
+/** Where the sample is put inside the machine, as a user would have downloaded it. */
+const SAMPLE_DIR = '/tmp';
+const DISPLAY_READY_MS = 10_000;
+const UNPACK_TIMEOUT_MS = 120_000;
+const MAX_DROPPED_FILES = 1000;
+
+/** Everything one task's machine holds; released by destroy() in reverse order. */
+export class LinuxSession implements MachineSession {
+  private network: TaskNetwork | undefined;
+  private display: ChildProcess | undefined;
+  private sample: ChildProcess | undefined;
+  private tracerSession: TracerSession | undefined;
+  private screenshots: ScreenshotTaker | undefined;
+  private baseline = new Map<string, string>();
+  private readonly memoryFiles: FilesJsonLine[] = [];
+  private readonly warnings: string[] = [];
+  private stopped: Promise<void> | undefined;
+  private displayReady: Promise<void> = Promise.resolve();
+  private destroyed: Promise<void> | undefined;
+  readonly analysisLog: AnalysisLog;
+  readonly disk: MachineDisk;
+  readonly cgroups: MachineCgroups;
+  /** Inside the machine. */
+  private samplePath = '';
+  private package: AnalysisPackage | undefined;
+
+  private constructor(
+    private readonly context: MachineContext,
+    private readonly request: AnalysisRequest,
+    readonly id: string,
+    readonly dir: string,
+  ) {
+    this.log = request.log.child({ machine: id });
+    this.disk = new MachineDisk(dir, id);
+    this.cgroups = new MachineCgroups(context.cgroupLayout, id);
+    this.analysisLog = new AnalysisLog(request.paths.analysisLog, context.settings.log_limit_bytes);
+  }
+
+  private readonly log: Logger;
+
+  /** Starts a clean machine for the request; on failure everything created so far is removed. */
+  static async start(context: MachineContext, request: AnalysisRequest): Promise<LinuxSession> {
+    const id = machineId(request.taskId);
+    const dir = join(context.settings.run_dir, id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await recordOwner(dir, request.taskId);
+    request.paths.create();
+    const session = new LinuxSession(context, request, id, dir);
+    try {
+      await session.setUp();
+      return session;
+    } catch (error) {
+      await session.destroy();
+      throw error;
+    }
+  }
+
+  private async setUp(): Promise<void> {
+    const { settings } = this.context;
+    const { request } = this;
+    this.analysisLog.info(`starting machine ${this.id} for task ${request.taskId}`);
+    await this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent });
+    const restoreFrom = request.rebootFrom ? savedRebootState(request.rebootFrom) : undefined;
+    if (request.rebootFrom && !restoreFrom) this.warn('the original task kept no end state: the reboot starts from a clean machine');
+    const [network] = await Promise.all([
+      this.context.createTaskNetwork({
+        id: this.id,
+        route: request.route,
+        internetInterface: this.context.internetInterface,
+        pcapPath: request.paths.pcap,
+        log: this.log,
+      }),
+      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
+      this.writeMachineFiles(),
+    ]);
+    this.network = network;
+    await writeFile(join(this.dir, 'resolv.conf'), `nameserver ${network.gatewayAddress}\n`);
+    await this.placeSample();
+    // Xvfb takes about 0.15 s to be ready: it starts now and the sample waits for it only at the last moment.
+    this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
+  }
+
+  private async writeMachineFiles(): Promise<void> {
+    const { hostname } = this.context;
+    await writeFile(join(this.dir, 'hostname'), `${hostname}\n`);
+    await writeFile(join(this.dir, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
+  }
+
+  /** Copies the sample into the machine and picks the package that runs it. */
+  private async placeSample(): Promise<void> {
+    const { request } = this;
+    let target;
+    if (request.category === 'file' && request.samplePath) {
+      const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
+      this.samplePath = `${SAMPLE_DIR}/${name}`;
+      await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755);
+      target = { fileName: name, fileType: await fileType(request.samplePath) };
+      this.analysisLog.info(`sample ${this.samplePath}: ${target.fileType}`);
+    }
+    this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
+    this.analysisLog.info(`analysis package: ${this.package.name}`);
+  }
+
+  private sandboxSpec(leaf: 'sample' | 'support', argv: string[], overrides: Partial<SandboxSpec> = {}): SandboxSpec {
+    const { settings } = this.context;
+    return {
+      root: this.disk.root,
+      rootReadOnly: false,
+      netnsPath: this.network!.netnsPath,
+      procsFiles: this.cgroups.procsFiles(leaf),
+      hostname: this.context.hostname,
+      seccompPath: this.context.seccompPath,
+      roBinds: [
+        { source: this.context.initPath, dest: GUEST_INIT_PATH },
+        { source: join(this.dir, 'resolv.conf'), dest: '/etc/resolv.conf' },
+        { source: join(this.dir, 'hosts'), dest: '/etc/hosts' },
+        { source: join(this.dir, 'hostname'), dest: '/etc/hostname' },
+      ],
+      tmpfs: { '/dev/shm': Math.min(64, settings.disk_mb) * 2 ** 20 },
+      env: guestEnvironment(settings.screenshots),
+      cwd: SAMPLE_DIR,
+      argv,
+      ...overrides,
+    };
+  }
+
+  /** Xvfb in a sandbox of its own (guest root read-only, private /tmp) in the machine's network namespace. */
+  private async startDisplay(): Promise<void> {
+    const DISPLAY_FD = 4;
+    const spec = this.sandboxSpec('support', ['Xvfb', ':0', '-nolisten', 'tcp', '-screen', '0', '1280x800x24', '-displayfd', String(DISPLAY_FD)], {
+      root: this.context.guestRoot,
+      rootReadOnly: true,
+      tmpfs: { '/tmp': 16 * 2 ** 20 },
+      cwd: '/',
+      extraPipes: 1,
+    });
+    const display = spawnSandbox(spec);
+    this.display = display;
+    display.stdout?.resume();
+    display.stderr?.resume();
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), DISPLAY_READY_MS);
+      display.stdio[DISPLAY_FD]?.once('data', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      display.once('exit', () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    if (!ready) {
+      this.warn('the virtual display did not start: no screenshots');
+      return;
+    }
+    this.screenshots = new ScreenshotTaker(this.network!.netnsPath, this.request.paths.shots, this.context.settings.screenshot_interval * 1000, this.log);
+  }
+
+  async run(signal: AbortSignal): Promise<RunResult> {
+    const { request } = this;
+    const context: PackageContext = {
+      path: this.samplePath,
+      url: request.url ?? '',
+      options: request.options,
+      passwords: this.context.archivePasswords,
+    };
+    let ended: RunResult['ended'] = 'error';
+    try {
+      const command = await this.commandToRun(context);
+      this.baseline = await snapshotUpper(this.disk.upper);
+      ended = await this.runSample(command, signal);
+    } catch (error) {
+      this.warn(`analysis failed: ${(error as Error).message}`);
+      this.log.error({ err: error }, 'analysis failed');
+    }
+    await this.finishRun();
+    this.analysisLog.info(`analysis ended: ${ended}`);
+    return { route: this.network?.route ?? request.route, ended, warnings: [...this.warnings] };
+  }
+
+  /** The sample's command line; archives are unpacked first (untraced) and the file inside is run. */
+  private async commandToRun(context: PackageContext): Promise<string[]> {
+    const pkg = this.package!;
+    if (!pkg.unpack) return pkg.command(context);
+    const step = pkg.unpack(context);
+    const code = await this.runSupport(step.argv, UNPACK_TIMEOUT_MS);
+    if (code !== 0) throw new Error(`cannot unpack the archive (exit ${code})`);
+    const picked = await pickUnpackedFile(this.disk.root, step.into, context.options.file);
+    await chmod(await hostPathInMachine(this.disk.root, picked.path), 0o755);
+    this.analysisLog.info(`unpacked; running ${picked.path} (${picked.fileType}) with package ${picked.package.name}`);
+    return picked.package.command({ ...context, path: picked.path });
+  }
+
+  /** Runs a helper command in the machine, outside the traced cgroup; resolves with its exit code. */
+  private async runSupport(argv: string[], timeoutMs: number): Promise<number> {
+    const child = spawnSandbox(this.sandboxSpec('support', [GUEST_INIT_PATH, ...argv]));
+    child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const [code] = (await once(child, 'exit')) as [number | null];
+    clearTimeout(timer);
+    return code ?? 128;
+  }
+
+  private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
+    const { request } = this;
+    const BLOCK_FD = 4;
+    // The sandbox is set up while the tracer starts; it runs the sample once the tracer records.
+    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...command], { extraPipes: 1, blockFd: BLOCK_FD }));
+    this.sample = child;
+    const exited = once(child, 'exit').then(() => undefined, () => undefined);
+    child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    const [argv] = await Promise.all([this.startTracer(command), this.displayReady]);
+    if (argv !== command) this.warn('tracer wraps the sample: it was started under the tracer');
+    this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
+    (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
+    this.screenshots?.start();
+    const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal }).catch(() => 'aborted' as const);
+    const done = request.enforceTimeout ? new Promise<never>(() => undefined) : exited.then(() => this.allExited());
+    const outcome = await Promise.race([deadline, done]);
+    if (outcome === 'aborted') {
+      this.warn('the analysis was aborted');
+      return 'error';
+    }
+    if (outcome === 'timeout') {
+      this.analysisLog.info(`timeout of ${request.timeoutSeconds} s reached`);
+      return 'timeout';
+    }
+    this.analysisLog.info('every process of the sample has exited');
+    return 'exited';
+  }
+
+  /** The bwrap launcher exits once init (and so every process of the sample) has. */
+  private async allExited(): Promise<'exited'> {
+    while (await this.cgroups.populated('sample')) await sleep(20);
+    return 'exited';
+  }
+
+  private async startTracer(command: string[]): Promise<string[]> {
+    const { tracer } = this.context;
+    if (!tracer) return command;
+    try {
+      this.tracerSession = await tracer.start({
+        cgroupV2Path: this.cgroups.v2Path('sample'),
+        eventsPath: join(this.request.paths.dir, EVENTS_FILE),
+        log: this.log,
+      });
+      this.analysisLog.info(`tracing with ${this.tracerSession.name}`);
+      return this.tracerSession.wrap ? this.tracerSession.wrap(command) : command;
+    } catch (error) {
+      this.warn(`the tracer did not start, no behaviour is recorded: ${(error as Error).message}`);
+      return command;
+    }
+  }
+
+  /** Last screenshot, memory dumps of the frozen sample, then nothing of the sample runs any more. */
+  private async finishRun(): Promise<void> {
+    await this.screenshots?.stop();
+    if (this.request.memory) await this.dumpMemory();
+    await this.cgroups.kill();
+  }
+
+  private async dumpMemory(): Promise<void> {
+    if (!(await this.cgroups.populated('sample'))) {
+      this.analysisLog.info('memory: no process of the sample was left to dump');
+      return;
+    }
+    await this.cgroups.freeze('sample');
+    for (const pid of await this.samplePids()) {
+      const name = `${pid}.dmp`;
+      const dumped = await dumpProcessMemory(pid, join(this.request.paths.memory, name)).catch(() => null);
+      if (!dumped) continue;
+      this.memoryFiles.push({ path: `memory/${name}`, filepath: null, pids: [pid] });
+      this.analysisLog.info(`memory: dumped process ${pid} (${dumped.bytes} bytes in ${dumped.regions} regions)`);
+    }
+  }
+
+  /** Host pids of the sample's processes: the sample leaf less the launcher and the init. */
+  private async samplePids(): Promise<number[]> {
+    const launcher = this.sample?.pid;
+    const pids = await this.cgroups.pids('sample');
+    const parents = await Promise.all(pids.map((pid) => parentPid(pid)));
+    const init = pids.filter((_, index) => parents[index] === launcher);
+    return pids.filter((pid) => pid !== launcher && !init.includes(pid));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped ??= this.stopEverything();
+    await this.stopped;
+  }
+
+  private async stopEverything(): Promise<void> {
+    await this.screenshots?.stop().catch(() => undefined);
+    await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
+    if (this.tracerSession) {
+      const session = this.tracerSession;
+      this.tracerSession = undefined;
+      try {
+        const { lost } = await session.stop();
+        if (lost > 0) this.warn(`the tracer dropped ${lost} events`);
+      } catch (error) {
+        this.warn(`the tracer failed to stop cleanly: ${(error as Error).message}`);
+      }
+    }
+    await Promise.all([this.sample, this.display].map((child) => waitForExit(child)));
+  }
+
+  async collect(): Promise<void> {
+    await this.stop();
+    const { paths } = this.request;
+    const lines: FilesJsonLine[] = [];
+    try {
+      const { dropped, skipped } = await collectDroppedFiles({
+        upper: this.disk.upper,
+        filesDir: paths.files,
+        baseline: this.baseline,
+        maxFiles: MAX_DROPPED_FILES,
+      });
+      lines.push(...dropped.map((file) => ({ path: file.path, filepath: file.filepath, pids: [] })));
+      this.analysisLog.info(`dropped files: ${dropped.length}`);
+      if (skipped > 0) this.warn(`${skipped} more dropped files were not kept (limit ${MAX_DROPPED_FILES})`);
+      const notKept = await saveRebootState(this.disk.upper, paths, this.context.settings.reboot_state_mb * 2 ** 20);
+      if (notKept) this.warn(notKept);
+    } catch (error) {
+      this.warn(`collecting the machine's files failed: ${(error as Error).message}`);
+    }
+    const shots = this.screenshots?.taken ?? 0;
+    for (let index = 1; index <= shots; index++) lines.push({ path: `shots/${String(index).padStart(4, '0')}.jpg`, filepath: null, pids: [] });
+    lines.push(...this.memoryFiles);
+    if (shots > 0) this.analysisLog.info(`screenshots: ${shots}`);
+    await writeFile(paths.filesJson, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    await this.analysisLog.close();
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed ??= this.release();
+    await this.destroyed;
+  }
+
+  private async release(): Promise<void> {
+    const step = async (what: string, action: () => Promise<unknown>) => {
+      try {
+        await action();
+      } catch (error) {
+        this.log.error({ err: error, machine: this.id }, `cleanup: ${what} failed`);
+      }
+    };
+    await step('stop', () => this.stop());
+    await step('network', async () => this.network?.close());
+    await step('unmount', () => this.disk.unmount());
+    await step('cgroups', () => this.cgroups.remove());
+    await step('run folder', () => rm(this.dir, { recursive: true, force: true }));
+    await this.analysisLog.close();
+  }
+
+  private warn(message: string): void {
+    this.warnings.push(message);
+    this.analysisLog.warning(message);
+    this.log.warn({ machine: this.id }, message);
+  }
+}
+
+async function fileType(path: string): Promise<string> {
+  const result = await runCommand(['file', '--brief', '--', path], { env: { ...process.env, LC_ALL: 'C' } });
+  return result.code === 0 ? result.stdout.trim() : 'data';
+}
+
+async function parentPid(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
+}
+
+async function waitForExit(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await Promise.race([once(child, 'exit'), sleep(5000)]);
+}

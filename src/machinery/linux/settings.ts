@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { NestboxError } from '../../errors.js';
+
+/**
+ * The `settings` of a machine of kind `linux` (config `machines[].settings`). Every key has a default,
+ * so `settings: {}` is a working machine.
+ */
+export const linuxSettingsSchema = z.object({
+  /** Where guest roots are built and cached, one folder per version hash; outside the clone. */
+  guest_root_dir: z.string().default('/var/lib/nestbox/guest-root'),
+  /** Debian mirror debootstrap and apt use to build the guest root. */
+  mirror: z.string().default('http://deb.debian.org/debian'),
+  /** Install chromium in the guest root for URL tasks (about 130 MiB more to download). */
+  browser: z.boolean().default(true),
+  /** Per-task state: mount points of the writable layer, seccomp program, owner records. */
+  run_dir: z.string().default('/run/nestbox/machines'),
+  /** Memory limit of the whole machine (sample, display, page cache of its files). */
+  memory_mb: z.number().int().min(64).default(1024),
+  /** Size limit of the writable layer (what the sample may write in total). */
+  disk_mb: z.number().int().min(16).default(512),
+  /** Largest number of processes and threads in the machine. */
+  pids_max: z.number().int().min(16).default(512),
+  /** CPU limit in percent of one core. */
+  cpu_percent: z.number().int().min(10).default(100),
+  /** Record the behaviour with the tracer. */
+  tracing: z.boolean().default(true),
+  /** Run a virtual display and take screenshots when the screen changes. */
+  screenshots: z.boolean().default(true),
+  /** Seconds between two looks at the screen. */
+  screenshot_interval: z.number().positive().default(1),
+  /** The end state kept for reboot tasks is dropped when it is larger than this. */
+  reboot_state_mb: z.number().int().min(0).default(64),
+  /** Bytes of the in-machine output kept in analysis.log. */
+  log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
+});
+
+export type LinuxSettings = z.infer<typeof linuxSettingsSchema>;
+
+export function parseLinuxSettings(settings: unknown, machine: string): LinuxSettings {
+  const parsed = linuxSettingsSchema.safeParse(settings ?? {});
+  if (parsed.success) return parsed.data;
+  throw new NestboxError('invalid_config', `machine ${machine}: invalid settings: ${z.prettifyError(parsed.error)}`, {
+    context: { machine },
+  });
+}

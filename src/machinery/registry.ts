@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { NestboxError } from '../errors.js';
+import { createLinuxMachinery } from './linux/index.js';
+import type { Machinery, MachineryFactory } from './types.js';
+
+/** Machinery kinds by the name machines give in their `kind`. */
+const factories = new Map<string, MachineryFactory>([['linux', createLinuxMachinery]]);
+
+export function registerMachinery(kind: string, factory: MachineryFactory): void {
+  factories.set(kind, factory);
+}
+
+export function machineryKinds(): string[] {
+  return [...factories.keys()];
+}
+
+export function createMachinery(kind: string, config: Config, log: Logger): Machinery {
+  const factory = factories.get(kind);
+  if (!factory) {
+    throw new NestboxError('invalid_config', `no machinery of kind "${kind}" (known: ${machineryKinds().join(', ')})`, {
+      context: { kind },
+    });
+  }
+  return factory(config, log);
+}
