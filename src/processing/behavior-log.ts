@@ -1,0 +1,409 @@
+import { createReadStream, existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from './report-types.js';
+
+/**
+ * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
+ * line: memory stays bounded whatever the log's size, because calls, summary values and processes are
+ * kept only up to the limits below while counts (apistats) stay exact. What was cut is said in
+ * `anomaly`.
+ */
+
+export interface BehaviorLimits {
+  /** Calls kept in `processes[].calls`, per process and in all. */
+  callsPerProcess: number;
+  calls: number;
+  /** Values kept per summary category, per process and for the whole analysis. */
+  valuesPerProcess: number;
+  values: number;
+  processes: number;
+}
+
+export const DEFAULT_BEHAVIOR_LIMITS: BehaviorLimits = {
+  callsPerProcess: 10000,
+  calls: 100000,
+  valuesPerProcess: 1000,
+  values: 10000,
+  processes: 10000,
+};
+
+/** What the capture says about names and URLs, to attribute them to the processes that used them. */
+export interface NetworkHints {
+  dns: ReadonlyArray<{ request: string; answers: ReadonlyArray<{ type: string; data: string }> }>;
+  dnsServers: readonly string[];
+  /** HTTP request URLs by `address|port` of the server. */
+  urlsByDestination: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface BehaviorOptions {
+  /** False drops the calls (task option json.calls=0), keeping everything else. */
+  keepCalls?: boolean;
+  limits?: BehaviorLimits;
+  network?: NetworkHints;
+}
+
+export interface BehaviorResult {
+  section: BehaviorSection;
+  eventsLost: number;
+  tracer: string | undefined;
+}
+
+const O_CREAT = 0o100;
+const O_TRUNC = 0o1000;
+const O_ACCMODE = 3;
+const O_WRONLY = 1;
+const O_DIRECTORY = 0o200000;
+const EINPROGRESS = -115;
+
+const PTRACE_REQUESTS: Record<number, string> = {
+  0: 'PTRACE_TRACEME',
+  1: 'PTRACE_PEEKTEXT',
+  2: 'PTRACE_PEEKDATA',
+  4: 'PTRACE_POKETEXT',
+  5: 'PTRACE_POKEDATA',
+  16: 'PTRACE_ATTACH',
+  17: 'PTRACE_DETACH',
+  0x4206: 'PTRACE_SEIZE',
+};
+
+/** Category -> values, insertion-ordered and capped. */
+class Summary {
+  readonly values = new Map<string, Set<string>>();
+  omitted = 0;
+
+  constructor(private readonly cap: number) {}
+
+  add(category: string, value: string): void {
+    let set = this.values.get(category);
+    if (!set) {
+      set = new Set();
+      this.values.set(category, set);
+    }
+    if (set.has(value)) return;
+    if (set.size >= this.cap) this.omitted++;
+    else set.add(value);
+  }
+
+  toJson(): Record<string, string[]> {
+    return Object.fromEntries([...this.values].map(([category, set]) => [category, [...set]]));
+  }
+}
+
+interface ProcessState {
+  pid: number;
+  ppid: number;
+  name: string;
+  path: string;
+  commandLine: string;
+  firstSeen: number;
+  calls: Call[];
+  summary: Summary;
+  apistats: Map<string, number>;
+  /** `address|port` this process connected or sent to. */
+  destinations: Set<string>;
+}
+
+class Reconstructor {
+  readonly processes = new Map<number, ProcessState>();
+  readonly summary: Summary;
+  readonly anomalies: BehaviorSection['anomaly'] = [];
+  keptCalls = 0;
+  droppedCalls = 0;
+  untrackedEvents = 0;
+  malformed = 0;
+  eventsLost = 0;
+  lostReports = 0;
+  tracer: string | undefined;
+
+  constructor(
+    private readonly limits: BehaviorLimits,
+    private readonly keepCalls: boolean,
+  ) {
+    this.summary = new Summary(limits.values);
+  }
+
+  line(text: string): void {
+    if (text.trim() === '') return;
+    let event: BehaviorEvent;
+    try {
+      event = JSON.parse(text) as BehaviorEvent;
+    } catch {
+      this.malformed++;
+      return;
+    }
+    if (typeof event !== 'object' || event === null || typeof event.kind !== 'string' || !Number.isInteger(event.pid)) {
+      this.malformed++;
+      return;
+    }
+    this.event(event);
+  }
+
+  private event(event: BehaviorEvent): void {
+    if (event.kind === 'tracer.lost') {
+      this.eventsLost += Number(event.count) || 0;
+      this.lostReports++;
+    } else if (event.kind === 'tracer.info') {
+      this.tracer ??= event.tracer;
+    }
+    // The tracer's own notes belong to no process of the sample.
+    if (event.kind.startsWith('tracer.')) return;
+    const process = this.processOf(event);
+    if (!process) {
+      this.untrackedEvents++;
+      return;
+    }
+    process.apistats.set(event.kind, (process.apistats.get(event.kind) ?? 0) + 1);
+    this.apply(process, event);
+    for (const [category, value] of categorise(event)) this.mark(process, category, String(value));
+    this.record(process, event);
+  }
+
+  private processOf(event: BehaviorEvent): ProcessState | undefined {
+    const known = this.processes.get(event.pid);
+    if (known) return known;
+    return this.track(event.pid, event.ppid, event.comm ?? '', event.ts, '', '');
+  }
+
+  private track(pid: number, ppid: number, name: string, firstSeen: number, path: string, commandLine: string) {
+    if (this.processes.size >= this.limits.processes) return undefined;
+    const state: ProcessState = {
+      pid,
+      ppid,
+      name,
+      path,
+      commandLine,
+      firstSeen,
+      calls: [],
+      summary: new Summary(this.limits.valuesPerProcess),
+      apistats: new Map(),
+      destinations: new Set(),
+    };
+    this.processes.set(pid, state);
+    return state;
+  }
+
+  /** Effects of an event on the process table. */
+  private apply(process: ProcessState, event: BehaviorEvent): void {
+    if (event.kind === 'process.fork' && !this.processes.has(event.child)) {
+      this.track(event.child, process.pid, process.name, event.ts, process.path, process.commandLine);
+    } else if (event.kind === 'process.exec' && event.ret >= 0) {
+      process.path = String(event.path);
+      process.name = basename(process.path) || process.name;
+      process.commandLine = commandLine(event.argv);
+    } else if ((event.kind === 'net.connect' || event.kind === 'net.send') && isInet(event.family ?? '') && event.address) {
+      process.destinations.add(`${event.address}|${event.port}`);
+    }
+  }
+
+  mark(process: ProcessState, category: string, value: string): void {
+    process.summary.add(category, value);
+    this.summary.add(category, value);
+  }
+
+  private record(process: ProcessState, event: BehaviorEvent): void {
+    if (!this.keepCalls) return;
+    if (process.calls.length >= this.limits.callsPerProcess || this.keptCalls >= this.limits.calls) {
+      this.droppedCalls++;
+      return;
+    }
+    const { ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...rest } = event as BehaviorEvent & Record<string, unknown>;
+    const { ret, ...args } = rest as { ret?: unknown } & Record<string, unknown>;
+    process.calls.push({
+      api: kind,
+      category: callCategory(kind),
+      time: ts,
+      tid,
+      status: typeof ret !== 'number' || ret >= 0,
+      return_value: typeof ret === 'number' ? ret : 0,
+      arguments: args,
+    });
+    this.keptCalls++;
+  }
+
+  /** Names and URLs from the capture, given to the processes whose traffic they belong to. */
+  attributeNetwork(hints: NetworkHints): void {
+    const namesByAddress = new Map<string, string[]>();
+    for (const query of hints.dns) {
+      this.summary.add('resolves_host', query.request);
+      for (const answer of query.answers) {
+        if (answer.type !== 'A' && answer.type !== 'AAAA') continue;
+        namesByAddress.set(answer.data, [...(namesByAddress.get(answer.data) ?? []), query.request]);
+      }
+    }
+    const dnsServers = new Set(hints.dnsServers);
+    for (const process of this.processes.values()) {
+      for (const destination of process.destinations) {
+        const [address, port] = destination.split('|') as [string, string];
+        for (const name of namesByAddress.get(address) ?? []) this.mark(process, 'connects_host', name);
+        for (const url of hints.urlsByDestination.get(destination) ?? []) this.mark(process, 'fetches_url', url);
+        if (port === '53' && dnsServers.has(address)) {
+          for (const query of hints.dns) process.summary.add('resolves_host', query.request);
+        }
+      }
+    }
+  }
+
+  result(): BehaviorResult {
+    const processes = [...this.processes.values()];
+    const section: BehaviorSection = {
+      processes: processes.map(processEntry),
+      processtree: processTree(processes),
+      generic: processes.map(genericEntry),
+      summary: this.summary.toJson(),
+      anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
+      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), Object.fromEntries(process.apistats)])),
+    };
+    return { section, eventsLost: this.eventsLost, tracer: this.tracer };
+  }
+
+  private limitAnomalies(processes: ProcessState[]): BehaviorSection['anomaly'] {
+    const anomalies: BehaviorSection['anomaly'] = [];
+    const note = (category: string, funcname: string, message: string) => anomalies.push({ category, funcname, message });
+    if (this.eventsLost > 0 || this.lostReports > 0) note('tracer', 'tracer.lost', `the tracer lost ${this.eventsLost} events`);
+    if (this.malformed > 0) note('log', 'events.jsonl', `${this.malformed} lines of the event log could not be read`);
+    if (this.untrackedEvents > 0) {
+      note('truncated', 'processes', `${this.untrackedEvents} events of processes beyond the first ${this.limits.processes} are not listed`);
+    }
+    if (this.droppedCalls > 0) note('truncated', 'calls', `${this.droppedCalls} calls are not listed (counted in apistats)`);
+    const omitted = this.summary.omitted + processes.reduce((sum, process) => sum + process.summary.omitted, 0);
+    if (omitted > 0) note('truncated', 'summary', `${omitted} summary values are not listed`);
+    return anomalies;
+  }
+}
+
+/** The summary categories an event belongs to, with their values. */
+function categorise(event: BehaviorEvent): Array<[string, string]> {
+  switch (event.kind) {
+    case 'process.exec':
+      return event.ret >= 0 ? [['command_line', commandLine(event.argv)]] : [];
+    case 'process.rename':
+      return [['process_renamed', event.name]];
+    case 'process.ptrace': {
+      const request = PTRACE_REQUESTS[event.request] ?? `request ${event.request}`;
+      return [['ptrace', event.request === 0 ? request : `${request} ${event.target}`]];
+    }
+    case 'process.setid':
+      return event.ret >= 0 ? [['privilege_change', `${event.call}(${(event.ids ?? []).join(', ')})`]] : [];
+    case 'file.open':
+      return categoriseOpen(event);
+    case 'file.write':
+      return [['file_written', event.path]];
+    case 'file.rename':
+      return event.ret >= 0 ? [['file_moved', `${event.from} -> ${event.to}`]] : [['file_failed', event.from]];
+    case 'file.delete':
+      return event.ret >= 0 ? [['file_deleted', event.path]] : [];
+    case 'file.mkdir':
+      return event.ret >= 0 ? [['directory_created', event.path]] : [];
+    case 'file.rmdir':
+      return event.ret >= 0 ? [['directory_removed', event.path]] : [];
+    case 'file.chmod':
+    case 'file.chown':
+      return event.ret >= 0 ? [['file_permission_changed', event.path]] : [];
+    case 'file.link':
+      return event.ret >= 0 ? [['file_created', event.to]] : [];
+    case 'net.connect':
+      return isInet(event.family) && (event.ret >= 0 || event.ret === EINPROGRESS) ? [['connects_ip', event.address]] : [];
+    case 'net.send':
+      return isInet(event.family ?? '') && event.address ? [['connects_ip', event.address]] : [];
+    case 'memory.memfd':
+      return [['memfd_created', event.name]];
+    case 'memory.exec_map':
+      return [['executable_mapping', event.path ?? `anonymous ${event.call} ${event.address}`]];
+    case 'module.load':
+      return event.ret >= 0 ? [['module_loaded', event.path ?? event.call]] : [];
+    default:
+      return [];
+  }
+}
+
+function categoriseOpen(event: Extract<BehaviorEvent, { kind: 'file.open' }>): Array<[string, string]> {
+  if (event.ret < 0) return [['file_failed', event.path]];
+  if (event.flags & O_DIRECTORY) return [['directory_enumerated', event.path]];
+  const found: Array<[string, string]> = [['file_opened', event.path]];
+  if (event.flags & O_CREAT) found.push(['file_created', event.path]);
+  else if (event.flags & O_TRUNC) found.push(['file_recreated', event.path]);
+  // Opening for reading is as close to Cuckoo's file_read as a system-call trace without reads gets.
+  if ((event.flags & O_ACCMODE) !== O_WRONLY) found.push(['file_read', event.path]);
+  return found;
+}
+
+function isInet(family: string): boolean {
+  return family === 'inet' || family === 'inet6';
+}
+
+function callCategory(kind: string): Call['category'] {
+  const prefix = kind.slice(0, kind.indexOf('.'));
+  if (prefix === 'net') return 'network';
+  if (prefix === 'module') return 'system';
+  if (prefix === 'process' || prefix === 'file' || prefix === 'memory' || prefix === 'tracer') return prefix;
+  return 'system';
+}
+
+/** argv as one line, each argument quoted like a shell would need it. */
+export function commandLine(argv: readonly string[] | undefined): string {
+  return (Array.isArray(argv) ? argv.map(String) : []).map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+function processEntry(process: ProcessState): ProcessEntry {
+  return {
+    type: 'process',
+    pid: process.pid,
+    ppid: process.ppid,
+    process_name: process.name,
+    process_path: process.path,
+    command_line: process.commandLine,
+    first_seen: process.firstSeen,
+    track: true,
+    modules: [],
+    calls: process.calls,
+  };
+}
+
+function genericEntry(process: ProcessState): GenericEntry {
+  return {
+    pid: process.pid,
+    ppid: process.ppid,
+    process_name: process.name,
+    process_path: process.path,
+    first_seen: process.firstSeen,
+    summary: process.summary.toJson(),
+  };
+}
+
+function processTree(processes: ProcessState[]): ProcessTreeNode[] {
+  const nodes = new Map<number, ProcessTreeNode>();
+  for (const process of processes) {
+    nodes.set(process.pid, {
+      pid: process.pid,
+      ppid: process.ppid,
+      process_name: process.name,
+      command_line: process.commandLine,
+      first_seen: process.firstSeen,
+      track: true,
+      children: [],
+    });
+  }
+  const roots: ProcessTreeNode[] = [];
+  // A node joins only a parent already placed, so even a log with looping ppids gives a tree.
+  const placed = new Set<number>();
+  for (const node of [...nodes.values()].sort((a, b) => a.first_seen - b.first_seen)) {
+    const parent = placed.has(node.ppid) ? nodes.get(node.ppid) : undefined;
+    if (parent) parent.children.push(node);
+    else roots.push(node);
+    placed.add(node.pid);
+  }
+  return roots;
+}
+
+/** The behaviour section of an event log; undefined when there is no log or it holds no event. */
+export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
+  if (!existsSync(eventsPath)) return undefined;
+  const reconstructor = new Reconstructor(options.limits ?? DEFAULT_BEHAVIOR_LIMITS, options.keepCalls ?? true);
+  const lines = createInterface({ input: createReadStream(eventsPath, { highWaterMark: 1 << 20 }), crlfDelay: Infinity });
+  for await (const line of lines) reconstructor.line(line);
+  if (reconstructor.processes.size === 0 && reconstructor.malformed === 0 && reconstructor.eventsLost === 0) return undefined;
+  if (options.network) reconstructor.attributeNetwork(options.network);
+  return reconstructor.result();
+}
