@@ -8,6 +8,7 @@ import { reportRoutes } from './reports.js';
 import { serviceRoutes } from './service.js';
 import { statusRoutes } from './status.js';
 import { taskRoutes } from './tasks.js';
+import { taskCreationRoutes } from './tasks-create.js';
 
 /** Every route module of the API, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext, options: ServerOptions): Promise<void> {
@@ -18,4 +19,5 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, opti
   artifactRoutes(r, ctx);
   machineRoutes(r, ctx);
   serviceRoutes(r, ctx, options);
+  await taskCreationRoutes(app, ctx);
 }

@@ -1,0 +1,178 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app.js';
+import { invalidInput, tooLarge } from '../../errors.js';
+import { saveFilePart } from '../../storage/upload.js';
+import { type StagedFile, TaskCreation } from '../../tasks/create.js';
+import { FormFields, parseBoolean, parseTaskParams, parseUrl, stringLines, uploadBaseName } from '../params.js';
+import { Registrar } from './registrar.js';
+
+/** Room for the form fields around the one file of /tasks/create/file when checking Content-Length. */
+const FORM_ALLOWANCE = 1024 * 1024;
+const FIELD_LIMIT = 1024 * 1024;
+
+/**
+ * POST /tasks/create/file, /tasks/create/url and /tasks/create/submit (and their /v1 aliases). Forms
+ * come as multipart (files are streamed to disk and hashed as they arrive) or urlencoded.
+ */
+export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  // A scope of its own, so that only these routes read multipart and urlencoded bodies.
+  await app.register(async (scope) => {
+    await scope.register(multipart, {
+      preservePath: true,
+      limits: { fileSize: ctx.config.api.upload_limit, fieldSize: FIELD_LIMIT, files: 1000, parts: 2000 },
+    });
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, FormFields.fromQueryString(body as string));
+    });
+    const creation = new TaskCreation(ctx);
+    const r = new Registrar(scope);
+    r.post('/tasks/create/file', (request, reply) => createFile(ctx, creation, request, reply), { v1: true });
+    r.post('/tasks/create/url', (request) => createUrl(ctx, creation, request), { v1: true });
+    r.post('/tasks/create/submit', (request, reply) => createSubmit(ctx, creation, request, reply), { v1: true });
+  });
+}
+
+async function createFile(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
+  const limit = ctx.config.api.upload_limit;
+  const length = Number(request.headers['content-length']);
+  if (Number.isFinite(length) && length > limit + FORM_ALLOWANCE) {
+    throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
+  }
+  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1 }, async (form) => {
+    const file = form.files[0];
+    if (!file) throw invalidInput('No file has been given: send it as the multipart file part "file"');
+    const params = parseTaskParams(form.fields, ctx.config);
+    const unique = parseBoolean(form.fields, 'unique') ?? false;
+    return { task_id: await creation.createFileTask(file, params, { unique }) };
+  });
+}
+
+async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest) {
+  const fields = request.isMultipart() ? await readFieldsOnly(request) : bodyFields(request);
+  const url = parseUrl(fields);
+  return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
+}
+
+async function createSubmit(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
+  return withForm(ctx, request, reply, { fileFields: ['file', 'files'], maxFiles: Infinity }, async (form) => {
+    const params = parseTaskParams(form.fields, ctx.config);
+    // Cuckoo takes all `file` parts before all `files` parts.
+    const files = [...form.files].sort((a, b) => Number(a.field !== 'file') - Number(b.field !== 'file'));
+    const result = await creation.submit({ files, strings: stringLines(form.fields.get('strings')) }, params);
+    return { errors: result.errors, submit_id: result.submitId, task_ids: result.taskIds };
+  });
+}
+
+interface ReceivedFile extends StagedFile {
+  field: string;
+}
+
+interface ReceivedForm {
+  fields: FormFields;
+  files: ReceivedFile[];
+}
+
+interface FormOptions {
+  /** Names of the file parts kept; other file parts are read and dropped. */
+  fileFields: readonly string[];
+  maxFiles: number;
+}
+
+/**
+ * Reads the form (files into a staging folder under tmppath), runs `use`, and removes the staging folder
+ * whatever happens: the files that matter are linked into storage by then.
+ */
+async function withForm<T>(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: FormOptions,
+  use: (form: ReceivedForm) => Promise<T>,
+): Promise<T> {
+  let staging: string | undefined;
+  const stagingDir = async () => (staging ??= await mkdtemp(join(ctx.layout.tmp, 'upload-')));
+  try {
+    const form = request.isMultipart()
+      ? await readMultipart(ctx, request, options, stagingDir)
+      : { fields: bodyFields(request), files: [] };
+    return await use(form);
+  } catch (error) {
+    abandonBody(request, reply);
+    throw error;
+  } finally {
+    if (staging !== undefined) await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function readMultipart(
+  ctx: AppContext,
+  request: FastifyRequest,
+  options: FormOptions,
+  stagingDir: () => Promise<string>,
+): Promise<ReceivedForm> {
+  const fields = new FormFields();
+  const files: ReceivedFile[] = [];
+  for await (const part of request.parts()) {
+    if (part.type === 'field') {
+      if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
+      fields.add(part.fieldname, String(part.value));
+      continue;
+    }
+    if (!options.fileFields.includes(part.fieldname) || files.length >= options.maxFiles) {
+      for await (const _chunk of part.file) {
+        // Not a file this endpoint reads: let it pass.
+      }
+      continue;
+    }
+    const name = uploadBaseName(part.filename);
+    const dir = join(await stagingDir(), String(files.length));
+    await mkdir(dir);
+    const path = join(dir, name);
+    const hashes = await saveFilePart(part.file, path, {
+      limit: ctx.config.api.upload_limit,
+      expectedMax: contentLength(request),
+    });
+    files.push({ field: part.fieldname, path, name, hashes });
+  }
+  return { fields, files };
+}
+
+async function readFieldsOnly(request: FastifyRequest): Promise<FormFields> {
+  const fields = new FormFields();
+  for await (const part of request.parts()) {
+    if (part.type === 'field') {
+      if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
+      fields.add(part.fieldname, String(part.value));
+    } else {
+      for await (const _chunk of part.file) {
+        // create/url reads no files.
+      }
+    }
+  }
+  return fields;
+}
+
+/** Fields of an urlencoded body; no body means no fields. Other bodies (JSON...) are not forms. */
+function bodyFields(request: FastifyRequest): FormFields {
+  if (request.body instanceof FormFields) return request.body;
+  if (request.body === undefined || request.body === null) return new FormFields();
+  throw invalidInput('Send the fields as multipart/form-data or application/x-www-form-urlencoded');
+}
+
+function contentLength(request: FastifyRequest): number | undefined {
+  const length = Number(request.headers['content-length']);
+  return Number.isSafeInteger(length) ? length : undefined;
+}
+
+/**
+ * After a failure part-way through an upload, the rest of the body is read and dropped and the
+ * connection closes after the answer, so the client gets the error instead of a stalled upload.
+ */
+function abandonBody(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.raw.complete) return;
+  reply.header('connection', 'close');
+  request.raw.resume();
+}

@@ -1,0 +1,291 @@
+import { constants } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AppContext } from '../app.js';
+import { classifyString, type TaskParams } from '../api/params.js';
+import { decodeList, encodeList } from '../db/json-columns.js';
+import type { NewTask, TaskCategory } from '../db/schema.js';
+import type { Db } from '../db/tasks.js';
+import { invalidInput, isNestboxError } from '../errors.js';
+import { archiveKindOf, unpackArchive } from '../storage/archives.js';
+import type { FileHashes } from '../storage/hashing.js';
+import { nowIso } from '../util/time.js';
+import { formatOptions, parseOptions } from './options.js';
+import { downloadByHash } from './virustotal.js';
+
+/**
+ * Creating tasks: samples are stored content-addressed in storage/binaries/<sha256> right away (so
+ * `/files/get` works for pending samples too), each task gets its own `<tmppath>/<random>/<name>` target
+ * (a hard link to the binary), and sample and task rows are written in one transaction. When anything
+ * fails, what was created for the request is removed again.
+ */
+
+/** A file received for a task, not yet stored. The caller owns `path` and removes it afterwards. */
+export interface StagedFile {
+  path: string;
+  /** File name the task's target gets. */
+  name: string;
+  hashes: FileHashes;
+}
+
+export interface SubmitInput {
+  /** Uploads in the order their tasks should be created. */
+  files: readonly StagedFile[];
+  /** Non-blank, trimmed lines of `strings`: URLs and hashes. */
+  strings: readonly string[];
+}
+
+export interface SubmitResult {
+  submitId: number;
+  taskIds: number[];
+  /** One message per item that did not become a task. */
+  errors: string[];
+}
+
+interface TypedFile extends StagedFile {
+  fileType: string;
+}
+
+/** A sample in storage with its task target in place. */
+interface PlacedFile extends TypedFile {
+  binary: string;
+  createdBinary: boolean;
+  targetDir: string;
+  target: string;
+}
+
+type SubmitItem = { kind: 'file'; file: TypedFile } | { kind: 'url'; url: string };
+
+export class TaskCreation {
+  constructor(private readonly ctx: AppContext) {}
+
+  async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean }): Promise<number> {
+    await this.checkMachineSelection(params);
+    if (options.unique) await this.refuseKnownSample(this.ctx.stores.db, file.hashes.sha256);
+    const placed = await this.place({ ...file, fileType: await this.ctx.fileType.detect(file.path) });
+    const taskId = await this.writeRows([placed], async (trx) => {
+      if (options.unique) await this.refuseKnownSample(trx, file.hashes.sha256);
+      return this.insertFileTask(trx, placed, params, null);
+    });
+    await this.ensureBinary(placed);
+    return taskId;
+  }
+
+  async createUrlTask(url: string, params: TaskParams): Promise<number> {
+    await this.checkMachineSelection(params);
+    return this.ctx.stores.tasks.insert(this.taskRow('url', url, params, null, null));
+  }
+
+  async submit(input: SubmitInput, params: TaskParams): Promise<SubmitResult> {
+    if (input.files.length === 0 && input.strings.length === 0) throw invalidInput('No files or strings have been given!');
+    await this.checkMachineSelection(params);
+    const submitParams = { ...params, options: formatOptions({ procmemdump: 'yes', ...parseOptions(params.options) }) };
+    const workDir = await mkdtemp(join(this.ctx.layout.tmp, 'submit-'));
+    try {
+      const errors: string[] = [];
+      const items: SubmitItem[] = [];
+      for (const file of input.files) items.push(...(await this.expand(file, workDir, errors)));
+      for (const line of input.strings) items.push(...(await this.resolveString(line, workDir, errors)));
+      const placed = new Map<SubmitItem, PlacedFile>();
+      try {
+        for (const item of items) if (item.kind === 'file') placed.set(item, await this.place(item.file));
+      } catch (error) {
+        await this.discard([...placed.values()]);
+        throw error;
+      }
+      const { submitId, taskIds } = await this.writeRows([...placed.values()], async (trx) => {
+        // The work folder is gone once the request ends, so the submission records no tmp path.
+        const submitId = await this.ctx.stores.submissions.create(null, trx);
+        const taskIds: number[] = [];
+        for (const item of items) {
+          taskIds.push(item.kind === 'url'
+            ? await this.ctx.stores.tasks.insert(this.taskRow('url', item.url, submitParams, null, submitId), trx)
+            : await this.insertFileTask(trx, placed.get(item)!, submitParams, submitId));
+        }
+        return { submitId, taskIds };
+      });
+      for (const file of placed.values()) await this.ensureBinary(file);
+      return { submitId, taskIds, errors };
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * With `machine`, it must be a configured machine. Without it, `platform` and `tags` must fit at least
+   * one configured machine: a task no machine can run must not wait in the queue forever.
+   */
+  async checkMachineSelection(params: TaskParams): Promise<void> {
+    const { machines } = this.ctx.stores;
+    if (params.machine !== '') {
+      if (!(await machines.getByName(params.machine))) {
+        throw invalidInput(`Unknown machine ${JSON.stringify(params.machine)}; GET /machines/list shows the configured machines`);
+      }
+      return;
+    }
+    if (params.platform === '' && params.tags.length === 0) return;
+    const fits = (await machines.list()).some((machine) => {
+      const tags = decodeList(machine.tags);
+      return (params.platform === '' || machine.platform === params.platform) && params.tags.every((tag) => tags.includes(tag));
+    });
+    if (!fits) {
+      const wanted = [
+        params.platform !== '' ? `platform ${JSON.stringify(params.platform)}` : '',
+        params.tags.length > 0 ? `all of the tags ${params.tags.map((tag) => JSON.stringify(tag)).join(', ')}` : '',
+      ].filter(Boolean).join(' and ');
+      throw invalidInput(`No configured machine has ${wanted}, so such a task could never run`);
+    }
+  }
+
+  private async refuseKnownSample(db: Db, sha256: string): Promise<void> {
+    const sample = await this.ctx.stores.samples.findBySha256(sha256, db);
+    if (sample && (await this.ctx.stores.tasks.anyTaskOfSample(sample.id, db))) {
+      throw invalidInput('This file has already been submitted', { context: { sha256, sampleId: sample.id } });
+    }
+  }
+
+  /** An archive becomes its files (refusals become errors); any other file stays one item. */
+  private async expand(file: StagedFile, workDir: string, errors: string[]): Promise<SubmitItem[]> {
+    const fileType = await this.ctx.fileType.detect(file.path);
+    const kind = archiveKindOf(fileType);
+    const { archives } = this.ctx.config;
+    if (kind === undefined || archives.max_depth === 0) return [{ kind: 'file', file: { ...file, fileType } }];
+    const unpackDir = await mkdtemp(join(workDir, 'unpack-'));
+    try {
+      const limits = { passwords: archives.passwords, maxDepth: archives.max_depth, maxTotalSize: archives.max_total_size, maxFiles: archives.max_files };
+      const found = await unpackArchive({ path: file.path, name: file.name, kind }, unpackDir, limits, (path) => this.ctx.fileType.detect(path));
+      if (found.length === 0) errors.push(`${file.name}: the archive holds no files`);
+      return found.map((entry) => ({ kind: 'file', file: { path: entry.path, name: entry.baseName, hashes: entry.hashes, fileType: entry.fileType } }));
+    } catch (error) {
+      if (!isNestboxError(error, 'invalid_input')) throw error;
+      errors.push(error.message);
+      return [];
+    }
+  }
+
+  private async resolveString(line: string, workDir: string, errors: string[]): Promise<SubmitItem[]> {
+    const item = classifyString(line);
+    if (item.kind === 'error') {
+      errors.push(item.message);
+      return [];
+    }
+    if (item.kind === 'url') return [{ kind: 'url', url: item.url }];
+    const dir = await mkdtemp(join(workDir, 'download-'));
+    const path = join(dir, item.hash);
+    try {
+      const hashes = await downloadByHash(item.hash, path, this.ctx.config.virustotal, this.ctx.config.api.upload_limit);
+      return await this.expand({ path, name: item.hash, hashes }, workDir, errors);
+    } catch (error) {
+      if (!isNestboxError(error, 'unavailable')) throw error;
+      this.ctx.log.info({ hash: item.hash, err: error }, 'hash download failed');
+      errors.push(`Error retrieving file hash: ${error.message}`);
+      return [];
+    }
+  }
+
+  /** Stores the binary (keeping an existing one) and makes the task's own target path for it. */
+  private async place(file: TypedFile): Promise<PlacedFile> {
+    await mkdir(this.ctx.layout.binaries, { recursive: true });
+    const binary = this.ctx.layout.binary(file.hashes.sha256);
+    const createdBinary = await linkOrCopy(file.path, binary);
+    const targetDir = await mkdtemp(join(this.ctx.layout.tmp, 'tmp'));
+    const target = join(targetDir, file.name);
+    try {
+      await linkOrCopy(file.path, target);
+    } catch (error) {
+      await rm(targetDir, { recursive: true, force: true });
+      if (createdBinary) await rm(binary, { force: true });
+      throw error;
+    }
+    return { ...file, binary, createdBinary, targetDir, target };
+  }
+
+  /** Runs `write` in one transaction; on failure removes the files placed for it. */
+  private async writeRows<T>(placed: readonly PlacedFile[], write: (trx: Db) => Promise<T>): Promise<T> {
+    try {
+      return await this.ctx.stores.db.transaction().execute(write);
+    } catch (error) {
+      await this.discard(placed);
+      throw error;
+    }
+  }
+
+  /**
+   * Removes targets, and binaries this request created that no sample row refers to. A concurrent
+   * request may have linked its target to such a binary meanwhile; ensureBinary() restores it then.
+   */
+  private async discard(placed: readonly PlacedFile[]): Promise<void> {
+    for (const file of placed) {
+      await rm(file.targetDir, { recursive: true, force: true });
+      if (file.createdBinary && !(await this.ctx.stores.samples.findBySha256(file.hashes.sha256))) {
+        await rm(file.binary, { force: true });
+      }
+    }
+  }
+
+  private async ensureBinary(file: PlacedFile): Promise<void> {
+    const present = await stat(file.binary).then(() => true, () => false);
+    if (!present) await linkOrCopy(file.target, file.binary);
+  }
+
+  private async insertFileTask(trx: Db, file: PlacedFile, params: TaskParams, submitId: number | null): Promise<number> {
+    const { hashes } = file;
+    const sampleId = await this.ctx.stores.samples.upsert(
+      {
+        file_size: hashes.size,
+        file_type: file.fileType,
+        md5: hashes.md5,
+        crc32: hashes.crc32,
+        sha1: hashes.sha1,
+        sha256: hashes.sha256,
+        sha512: hashes.sha512,
+        ssdeep: hashes.ssdeep,
+      },
+      trx,
+    );
+    return this.ctx.stores.tasks.insert(this.taskRow('file', file.target, params, sampleId, submitId), trx);
+  }
+
+  private taskRow(category: TaskCategory, target: string, params: TaskParams, sampleId: number | null, submitId: number | null): NewTask {
+    return {
+      target,
+      category,
+      timeout: params.timeout,
+      priority: params.priority,
+      custom: params.custom,
+      owner: params.owner,
+      machine: params.machine,
+      package: params.package,
+      platform: params.platform,
+      tags: encodeList(params.tags),
+      options: params.options,
+      memory: params.memory ? 1 : 0,
+      enforce_timeout: params.enforceTimeout ? 1 : 0,
+      clock: params.clock,
+      added_on: nowIso(),
+      status: 'pending',
+      sample_id: sampleId,
+      submit_id: submitId,
+    };
+  }
+}
+
+/** Hard-links `from` to `to` (copying across file systems); false when `to` already exists. */
+async function linkOrCopy(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP') throw error;
+  }
+  try {
+    await copyFile(from, to, constants.COPYFILE_EXCL);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    await rm(to, { force: true });
+    throw error;
+  }
+}
