@@ -1,0 +1,27 @@
+import { existsSync } from 'node:fs';
+import { sha256File } from '../fileinfo.js';
+import { analysePcap } from '../network-analysis.js';
+import type { NetworkSection } from '../report-types.js';
+import type { ProcessingInput, ProcessingModule } from '../types.js';
+
+/** Cuckoo's network section from dump.pcap. Without a capture every list is empty, as when nothing was sent. */
+export const networkModule: ProcessingModule<'network'> = {
+  key: 'network',
+  async run(input) {
+    const pcap = input.paths.pcap;
+    if (!existsSync(pcap)) return emptyNetwork();
+    const { facts } = await analysePcap(pcap, { ignoreHosts: machineAddresses(input) });
+    return { mitm: [], pcap_sha256: await sha256File(pcap), ...facts };
+  },
+};
+
+/** The machine's own address and its gateway's: they talk in every analysis and are no contacted hosts. */
+export function machineAddresses(input: ProcessingInput): string[] {
+  const name = input.guest?.name ?? input.task.machine;
+  const machine = input.config.machines.find((candidate) => candidate.name === name);
+  return machine ? [machine.ip, machine.resultserver_ip] : [];
+}
+
+function emptyNetwork(): NetworkSection {
+  return { mitm: [], hosts: [], domains: [], dns: [], tcp: [], udp: [], icmp: [], http: [], tls: [], smtp: [], irc: [], dns_servers: [], dead_hosts: [] };
+}
