@@ -15,6 +15,10 @@ packages=(file libmagic1 p7zip-full bzip2 tar unzip ssdeep python3 make g++ ca-c
 packages+=(iproute2 nftables tcpdump openssl)
 # Tests: clients run inside task networks (dig, curl, ping) and tshark reads their captures.
 $want_tests && packages+=(dnsutils curl iputils-ping tshark)
+# Service: processing runs YARA rules with the yara CLI.
+packages+=(yara)
+# Tests: processing compares with binutils, python3-pefile, mingw-built and osslsigncode-signed PEs; busybox pings.
+$want_tests && packages+=(binutils gcc-mingw-w64-x86-64 python3-pefile osslsigncode busybox)
 # Tests: PostgreSQL for the shared-queue mode.
 $want_tests && packages+=(postgresql)
 
