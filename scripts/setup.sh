@@ -13,6 +13,8 @@ want_tests=false
 packages=(file libmagic1 p7zip-full bzip2 tar unzip ssdeep python3 make g++ ca-certificates)
 # Service: per-task networks (namespaces, nftables rules, capture, the fake internet's TLS certificate).
 packages+=(iproute2 nftables tcpdump openssl)
+# Service: linux machines (sandbox, guest root built by debootstrap, static init, screenshots).
+packages+=(bubblewrap util-linux debootstrap gcc libc6-dev x11-apps imagemagick)
 # Tests: clients run inside task networks (dig, curl, ping) and tshark reads their captures.
 $want_tests && packages+=(dnsutils curl iputils-ping tshark)
 # Service: processing runs YARA rules with the yara CLI.
@@ -21,6 +23,8 @@ packages+=(yara)
 $want_tests && packages+=(binutils gcc-mingw-w64-x86-64 python3-pefile osslsigncode busybox)
 # Tests: PostgreSQL for the shared-queue mode.
 $want_tests && packages+=(postgresql)
+# Tests: headless Chromium renders the HTML report.
+$want_tests && packages+=(chromium)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -73,7 +77,14 @@ build() {
   touch "$stamp"
 }
 
+# The linux machines' guest root (debootstrap, about 2 minutes and 1 GB once; cached in /var/lib/nestbox).
+prepare_guest() {
+  log "preparing the linux guest root"
+  as_root node dist/src/machinery/linux/prepare-guest.js >/dev/null
+}
+
 install_packages "${packages[@]}"
 check_node
 install_modules
 build
+if $want_tests; then prepare_guest; fi

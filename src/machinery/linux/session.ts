@@ -258,9 +258,13 @@ export class LinuxSession implements MachineSession {
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
     this.screenshots?.start();
-    const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal }).catch(() => 'aborted' as const);
-    const done = request.enforceTimeout ? new Promise<never>(() => undefined) : exited.then(() => this.allExited());
+    const timer = new AbortController();
+    const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal: AbortSignal.any([signal, timer.signal]) }).catch(() =>
+      signal.aborted ? ('aborted' as const) : ('exited' as const),
+    );
+    const done = request.enforceTimeout ? deadline : exited.then(() => this.allExited());
     const outcome = await Promise.race([deadline, done]);
+    timer.abort();
     if (outcome === 'aborted') {
       this.warn('the analysis was aborted');
       return 'error';
@@ -415,5 +419,7 @@ async function parentPid(pid: number): Promise<number> {
 
 async function waitForExit(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  await Promise.race([once(child, 'exit'), sleep(5000)]);
+  const timer = new AbortController();
+  await Promise.race([once(child, 'exit'), sleep(5000, undefined, { signal: timer.signal }).catch(() => undefined)]);
+  timer.abort();
 }
