@@ -19,6 +19,7 @@ program
   .option('-H, --host <host>', 'address to bind (env NESTBOX_API_HOST)')
   .option('-p, --port <port>', 'port to bind (env NESTBOX_API_PORT)')
   .option('-d, --debug', 'debug mode: enables GET /exit')
+  .option('--no-engine', 'serve the API only; run no analyses on this node')
   .action((options) => startCommand({ ...program.opts(), ...options }));
 
 program

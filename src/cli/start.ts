@@ -1,13 +1,15 @@
-import { buildServer } from '../api/server.js';
 import { createContext } from '../app.js';
 import { defaultHome, loadConfig } from '../config/load.js';
 import { invalidInput } from '../errors.js';
+import { createService } from '../service.js';
 
 export interface StartOptions {
   home?: string;
   host?: string;
   port?: string;
   debug?: boolean;
+  /** commander's negation of --no-engine. */
+  engine?: boolean;
 }
 
 export async function startCommand(options: StartOptions): Promise<void> {
@@ -20,13 +22,14 @@ export async function startCommand(options: StartOptions): Promise<void> {
     process.stdout.write(`Created ${file}\nAPI token (shown once; clients send "Authorization: Bearer <token>"):\n  ${createdToken}\n`);
   }
   const ctx = await createContext({ config, home });
-  const stop = async () => {
-    await app.close();
-    await ctx.close();
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= service.close().then(() => ctx.close());
+    return stopping;
   };
-  const app = await buildServer(ctx, { onExit: () => void stop() });
+  const service = await createService(ctx, { engine: options.engine !== false, onExit: () => void stop() });
   if (config.api.token === '') ctx.log.warn('api.token is empty: the API accepts requests without authentication');
-  const address = await app.listen({ host: config.api.host, port: config.api.port });
+  const address = await service.app.listen({ host: config.api.host, port: config.api.port });
   process.stdout.write(`nestbox listening on ${address}\n`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop());
 }

@@ -3,15 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildServer } from '../../src/api/server.js';
 import { type AppContext, createContext } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import { createService, type Service } from '../../src/service.js';
 
 export interface TestServer {
   url: string;
   ctx: AppContext;
   app: FastifyInstance;
+  service: Service;
   home: string;
   /** fetch against the server, with the bearer token when one is configured. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
@@ -22,7 +23,10 @@ export interface TestServer {
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
 /** A real nestbox API on a random loopback port, with its own home folder and SQLite file. */
-export async function startTestServer(overrides: DeepPartial<Config> = {}, options: { onExit?: () => void } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: DeepPartial<Config> = {},
+  options: { onExit?: () => void; engine?: boolean; pollMs?: number } = {},
+): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), 'nestbox-test-'));
   const raw = {
     ...overrides,
@@ -32,7 +36,8 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, optio
   };
   const config = validateConfig(raw);
   const ctx = await createContext({ config, home, log: pino({ level: config.logging.level }) });
-  const app = await buildServer(ctx, options);
+  const service = await createService(ctx, { engine: options.engine ?? false, pollMs: options.pollMs, onExit: options.onExit });
+  const app = service.app;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
@@ -47,6 +52,7 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, optio
     url,
     ctx,
     app,
+    service,
     home,
     fetch: doFetch,
     async json(path, init) {
@@ -61,7 +67,7 @@ export async function startTestServer(overrides: DeepPartial<Config> = {}, optio
       return { status: response.status, body, response };
     },
     async close() {
-      await app.close();
+      await service.close();
       await ctx.close();
       rmSync(home, { recursive: true, force: true });
     },
