@@ -262,18 +262,9 @@ describe('defence evasion signatures', () => {
     },
     {
       signature: 'packed_binary',
-      title: 'a high-entropy section reported by static analysis',
+      title: 'a packer and a high-entropy code segment named by static analysis',
       scenario: () => ({
-        report: {
-          static: {
-            elf: {
-              sections: [
-                { name: '.text', size: 40960, entropy: 6.1 },
-                { name: 'UPX1', size: 204800, entropy: 7.93 },
-              ],
-            },
-          },
-        },
+        report: { static: { packer: { names: ['UPX'], entropy: 7.6, high_entropy: true, high_entropy_sections: ['LOAD@4194304'] } } },
       }),
     },
     {
@@ -282,7 +273,10 @@ describe('defence evasion signatures', () => {
       matches: false,
       scenario: () => ({
         files: { binary: Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01'), Buffer.alloc(4000, 0x90)]) },
-        report: { static: { elf: { sections: [{ name: '.text', size: 40960, entropy: 6.1 }] } }, strings: ['GCC: (Debian 12.2.0-14) 12.2.0'] },
+        report: {
+          static: { elf: {}, packer: { names: [], entropy: 5.8, high_entropy: false, high_entropy_sections: [] } },
+          strings: ['GCC: (Debian 12.2.0-14) 12.2.0'],
+        },
       }),
     },
   ]);

@@ -1,15 +1,12 @@
 import { headOf } from '../helpers/file-search.js';
 import { Signature, type SignatureContext, type SignatureInfo } from '../signature.js';
 
-/** Packer names as static analysis or PEiD report them. */
-const PACKER = /\b(upx|aspack|mpress|petite|themida|vmprotect|ezuri|kiteshield|burneye|shiva|elf-?crypt|midgetpack|enigma)\b/i;
-/** Compressed or encrypted code has close to 8 bits of entropy per byte; compiled code sits near 6. */
-const PACKED_ENTROPY = 7.2;
 const UPX_MAGIC = Buffer.from('UPX!');
 
 /**
- * The sample's code is packed: a known packer's marks (UPX's "UPX!" header and banner), a packer named by
- * static analysis, or code sections whose entropy only compression or encryption gives.
+ * The sample's code is packed: packers named by static analysis (`static.packer.names`, PEiD-style
+ * `peid_signatures`), executable sections or segments whose entropy only compression or encryption gives
+ * (`static.packer.high_entropy_sections`), or UPX's marks in the file itself when static analysis is absent.
  */
 export class PackedBinary extends Signature<never> {
   readonly info: SignatureInfo = {
@@ -22,10 +19,11 @@ export class PackedBinary extends Signature<never> {
 
   override async onComplete(ctx: SignatureContext): Promise<void> {
     const { report } = ctx;
-    for (const name of packerNames(report.static)) this.markIoc('packer', name, 'packer named by static analysis');
-    for (const section of highEntropySections(report.static)) {
-      this.markIoc('section', section.name, `entropy ${section.entropy.toFixed(2)}`);
+    const packer = asRecord(report.static?.packer);
+    for (const name of new Set([...strings(packer.names), ...strings(report.static?.peid_signatures)])) {
+      this.markIoc('packer', name, 'packer identified by static analysis');
     }
+    for (const section of strings(packer.high_entropy_sections)) this.markIoc('section', section, 'executable code with the entropy of compressed or encrypted data');
     for (const text of report.strings ?? []) {
       if (/packed with the UPX|\$Id: UPX/.test(text)) this.markIoc('string', text.slice(0, 200), 'UPX banner');
     }
@@ -34,42 +32,10 @@ export class PackedBinary extends Signature<never> {
   }
 }
 
-/**
- * Static results differ by file type and are not typed in detail (report-types leaves `static` open), so
- * this reads them defensively: `peid_signatures`, any `packer`/`packers` field, at the top or one level down.
- */
-function packerNames(section: Record<string, unknown> | undefined): string[] {
-  const names: string[] = [];
-  for (const scope of scopesOf(section)) {
-    for (const key of ['peid_signatures', 'packer', 'packers']) {
-      const value = scope[key];
-      const values = Array.isArray(value) ? value : [value];
-      for (const item of values) if (typeof item === 'string' && PACKER.test(item)) names.push(item);
-    }
-  }
-  return names;
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-/** Sections (PE `pe_sections`, ELF `sections`/`segments`) with an `entropy` above the packed threshold. */
-function highEntropySections(section: Record<string, unknown> | undefined): Array<{ name: string; entropy: number }> {
-  const found: Array<{ name: string; entropy: number }> = [];
-  for (const scope of scopesOf(section)) {
-    for (const key of ['pe_sections', 'sections', 'segments']) {
-      const list = scope[key];
-      if (!Array.isArray(list)) continue;
-      for (const item of list) {
-        if (item === null || typeof item !== 'object') continue;
-        const { name, entropy, size, size_of_data } = item as Record<string, unknown>;
-        const bytes = typeof size === 'number' ? size : typeof size_of_data === 'number' ? size_of_data : Number.POSITIVE_INFINITY;
-        if (typeof entropy === 'number' && entropy >= PACKED_ENTROPY && bytes >= 1024) found.push({ name: String(name ?? '?'), entropy });
-      }
-    }
-  }
-  return found;
-}
-
-function scopesOf(section: Record<string, unknown> | undefined): Array<Record<string, unknown>> {
-  if (!section) return [];
-  const nested = Object.values(section).filter((value): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value));
-  return [section, ...nested];
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
