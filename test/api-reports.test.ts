@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -225,13 +225,21 @@ describe('GET /tasks/report', () => {
   });
 });
 
-/** Commands of this process's children (tar and its compressors, while an archive is made). */
+/** Commands of this process's children (tar and its compressors, while an archive is made), from /proc. */
 function childProcesses(): string {
-  try {
-    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(process.pid)]).toString();
-  } catch {
-    return ''; // ps exits 1 when there are none
+  const names: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // comm is in parentheses and may hold spaces; the parent pid is the second field after it.
+      const close = stat.lastIndexOf(')');
+      const ppid = Number(stat.slice(close + 2).split(' ')[1]);
+      if (ppid === process.pid) names.push(stat.slice(stat.indexOf('(') + 1, close));
+    } catch {
+      // the process ended while we looked
+    }
   }
+  return names.join('\n');
 }
 
 describe('GET /tasks/summary', () => {
