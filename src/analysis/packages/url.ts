@@ -10,6 +10,8 @@ export const urlPackage: AnalysisPackage = {
     '/usr/bin/chromium',
     // Chromium's own sandbox needs privileges the machine does not give; the machine is the sandbox.
     '--no-sandbox',
+    // Hides the warning bar --no-sandbox would show on every page (and in every screenshot).
+    '--test-type',
     '--no-first-run',
     '--no-default-browser-check',
     '--disable-gpu',
