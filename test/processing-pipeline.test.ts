@@ -16,6 +16,7 @@ import type { NewTask } from '../src/db/schema.js';
 import { isNestboxError } from '../src/errors.js';
 import { processTask } from '../src/processing/pipeline.js';
 import type { Report } from '../src/processing/report-types.js';
+import { scoreOf } from '../src/signatures/index.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
 
 /**
@@ -150,7 +151,7 @@ describe('processing pipeline', () => {
       { ts: 1004, pid: 50, ppid: 1, tid: 50, comm: 'dropper.elf', kind: 'tracer.lost', count: 3 },
     ];
     writeFileSync(join(paths.dir, 'logs', 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
-    writeFileSync(join(paths.files, '0123456789abcdef_stage2.bin'), 'payload');
+    writeFileSync(join(paths.files, '0123456789abcdef_stage2.bin'), sample);
     writeFileSync(join(paths.files, 'fedcba9876543210_untracked.txt'), 'left behind');
     writeFileSync(
       paths.filesJson,
@@ -191,7 +192,7 @@ describe('processing pipeline', () => {
     assert.equal(report.info.options, 'free=no,procmemdump=yes');
     assert.equal(report.info.duration, 30);
     assert.equal(report.info.events_lost, 3);
-    assert.equal(report.info.score, 0);
+    assert.equal(report.info.score, scoreOf(report.signatures), 'the score is the signatures\' score');
 
     const file = report.target.file!;
     assert.equal(file.name, 'dropper.elf');
@@ -219,7 +220,7 @@ describe('processing pipeline', () => {
     assert.deepEqual(
       report.dropped!.map((entry) => [entry.name, entry.filepath, entry.pids, entry.sha256]),
       [
-        ['0123456789abcdef_stage2.bin', '/tmp/stage2.bin', [50], sha256('payload')],
+        ['0123456789abcdef_stage2.bin', '/tmp/stage2.bin', [50], sha256(sample)],
         ['fedcba9876543210_untracked.txt', 'untracked.txt', [], sha256('left behind')],
       ],
       'index lines outside files/ and links are ignored',
@@ -244,7 +245,10 @@ describe('processing pipeline', () => {
     const output = (report.metadata as { output: { pcap: { basename: string; sha256: string }; memdumps: Array<{ dirname: string; basename: string }> } }).output;
     assert.deepEqual(output.pcap, { dirname: '', basename: 'dump.pcap', sha256: network.pcap_sha256 });
     assert.deepEqual(output.memdumps.map((dump) => `${dump.dirname}/${dump.basename}`), ['memory/50.dmp']);
-    assert.deepEqual(report.signatures, []);
+    assert.ok(report.signatures.every((match) => typeof match.name === 'string' && typeof match.severity === 'number'));
+    // The ELF dropped in /tmp is what the signature engine's executable_dropped_tmp looks for.
+    assert.ok(report.signatures.some((match) => match.name === 'executable_dropped_tmp'), JSON.stringify(report.signatures.map((m) => m.name)));
+    assert.ok(report.info.score > 0);
   });
 
   it('records a failing module in debug.errors and keeps every other section', async () => {

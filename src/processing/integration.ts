@@ -1,12 +1,12 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { runSignatures, scoreOf } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import type { Report, SignatureMatch } from './report-types.js';
 
 /**
- * What the pipeline needs from the signature engine and the report writers. The defaults below are
- * the INTEGRATION POINT: until `src/signatures/index.ts` (runSignatures, scoreOf) and
- * `src/reporting/index.ts` (writeReports) land, they stand in with no signatures, a score of 0 and a
- * plain reports/report.json. Replace each with the real import once it exists.
+ * What the pipeline needs from the signature engine and the report writers. Signatures and the score
+ * come from `src/signatures/`. The report writer is the INTEGRATION POINT still open: until
+ * `src/reporting/index.ts` (writeReports) lands, a plain reports/report.json stands in.
  */
 export interface PipelineHooks {
   runSignatures(report: Report, paths: AnalysisPaths): Promise<SignatureMatch[]>;
@@ -15,14 +15,8 @@ export interface PipelineHooks {
 }
 
 export const defaultHooks: PipelineHooks = {
-  // INTEGRATION POINT: runSignatures from src/signatures/index.ts.
-  async runSignatures() {
-    return [];
-  },
-  // INTEGRATION POINT: scoreOf from src/signatures/index.ts.
-  scoreOf() {
-    return 0;
-  },
+  runSignatures,
+  scoreOf,
   // INTEGRATION POINT: writeReports from src/reporting/index.ts.
   async writeReports(report, paths) {
     await mkdir(paths.reports, { recursive: true });
