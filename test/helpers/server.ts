@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { type AppContext, createContext } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
+import type { z } from 'zod';
+import type { configSchema } from '../../src/config/schema.js';
 import { createService, type Service } from '../../src/service.js';
 
 export interface TestServer {
@@ -20,11 +21,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
+/** What a configuration file may say: every key with a default is optional. */
+type ConfigInput = z.input<typeof configSchema>;
 
 /** A real nestbox API on a random loopback port, with its own home folder and SQLite file. */
 export async function startTestServer(
-  overrides: DeepPartial<Config> = {},
+  overrides: ConfigInput = {},
   options: { onExit?: () => void; engine?: boolean; pollMs?: number } = {},
 ): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), 'nestbox-test-'));
