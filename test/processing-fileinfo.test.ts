@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { describeFile, digestFile, ssdeepMany } from '../src/processing/fileinfo.js';
+import { describeFile, digestFile } from '../src/processing/fileinfo.js';
 import { scanFile, StringCollector, StringScanner, type FoundString } from '../src/processing/strings.js';
 import { YaraScanner } from '../src/processing/yara.js';
 import { FileTypeDetector } from '../src/storage/filetype.js';
@@ -66,12 +66,15 @@ describe('file facts', () => {
     assert.equal((await describeFile('/bin/ls', { fileType, yara: new YaraScanner([], dir) })).type, run('file', ['-b', '/bin/ls']).trim());
   });
 
-  it('digests many files with one ssdeep run, null for unreadable ones', async () => {
-    const odd = join(dir, 'name with spaces, commas.bin');
-    writeFileSync(odd, randomBytes(9000));
-    const digests = await ssdeepMany([sample, odd, join(dir, 'missing')]);
-    assert.equal(digests.get(odd), run('ssdeep', ['-s', odd]).split('\n')[1]!.split(',')[0]);
-    assert.equal(digests.get(join(dir, 'missing')), null);
+  it('gives the ssdeep CLI digest for files of every size, as uploads are hashed', async () => {
+    const files = [join(dir, 'tiny'), join(dir, 'name with spaces, commas.bin'), '/bin/ls', join(dir, 'large.bin')];
+    writeFileSync(files[0]!, 'abc');
+    writeFileSync(files[1]!, randomBytes(9000));
+    writeFileSync(files[3]!, Buffer.concat([randomBytes(3 << 20), Buffer.alloc(1 << 20, 7)]));
+    for (const file of files) {
+      const reference = run('ssdeep', ['-s', '-b', file]).split('\n')[1]!.split(',')[0];
+      assert.equal((await digestFile(file)).ssdeep, reference, file);
+    }
   });
 
   it('refuses links and special files rather than reading through them', async () => {
