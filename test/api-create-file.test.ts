@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { machineSchema } from '../src/config/schema.js';
 import { decodeList } from '../src/db/json-columns.js';
+import { sql } from 'kysely';
+import { createHash } from 'node:crypto';
 import { form, startTestServer, type TestServer } from './helpers/server.js';
 
 const MACHINES = [
@@ -290,6 +292,25 @@ describe('POST /tasks/create/file', () => {
     assert.equal(readdirSync(server.ctx.layout.tmp).length, targetsBefore);
     const without = await upload(server, { unique: 'false' }, 'u3.bin', content);
     assert.equal(without.status, 200);
+  });
+
+  it('leaves no rows or files behind when the database fails while writing the task', async () => {
+    // A real database failure, provoked with a trigger: nothing of nestbox is replaced.
+    const { db } = server.ctx.stores;
+    await sql`CREATE TRIGGER refuse_task BEFORE INSERT ON tasks WHEN NEW.owner = 'explode' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`.execute(db);
+    try {
+      const content = randomBytes(2000);
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      const tmpBefore = readdirSync(server.ctx.layout.tmp).sort();
+      const { status, body } = await upload(server, { owner: 'explode' }, 'boom.bin', content);
+      assert.equal(status, 500);
+      assert.equal(typeof body.message, 'string');
+      assert.equal(await server.ctx.stores.samples.findBySha256(sha256), undefined);
+      assert.equal(existsSync(server.ctx.layout.binary(sha256)), false);
+      assert.deepEqual(readdirSync(server.ctx.layout.tmp).sort(), tmpBefore);
+    } finally {
+      await sql`DROP TRIGGER refuse_task`.execute(db);
+    }
   });
 
   it('creates every task of 300 concurrent uploads, with unique ids', async () => {

@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { existsSync } from 'node:fs';
 import { machineSchema } from '../src/config/schema.js';
 import { decodeList } from '../src/db/json-columns.js';
 import { form, startTestServer, type TestServer } from './helpers/server.js';
@@ -293,6 +295,28 @@ describe('POST /tasks/create/submit', () => {
     });
     assert.equal(typeof body.submit_id, 'number');
     assert.equal(vt.requests.length, seen);
+  });
+
+  it('writes a submission all or nothing: a database failure leaves no rows, targets or new binaries', async () => {
+    // A real database failure on the last task (the URL), provoked with a trigger: nothing of nestbox is replaced.
+    const { db } = server.ctx.stores;
+    const known = Buffer.from('first');
+    assert.ok(existsSync(server.ctx.layout.binary(hash('sha256', known))), 'stored by an earlier test');
+    await sql`CREATE TRIGGER refuse_url BEFORE INSERT ON tasks WHEN NEW.owner = 'explode' AND NEW.category = 'url' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`.execute(db);
+    try {
+      const fresh = randomBytes(3000);
+      const count = async (table: 'tasks' | 'samples' | 'submissions') => (await db.selectFrom(table).select('id').execute()).length;
+      const before = { tasks: await count('tasks'), samples: await count('samples'), submissions: await count('submissions') };
+      const tmpBefore = readdirSync(server.ctx.layout.tmp).sort();
+      const { status } = await submit(form({ owner: 'explode', strings: 'http://example.com' }, [['files', 'known.txt', known], ['files', 'fresh.bin', fresh]]));
+      assert.equal(status, 500);
+      assert.deepEqual({ tasks: await count('tasks'), samples: await count('samples'), submissions: await count('submissions') }, before);
+      assert.deepEqual(readdirSync(server.ctx.layout.tmp).sort(), tmpBefore);
+      assert.equal(existsSync(server.ctx.layout.binary(hash('sha256', fresh))), false, 'the new binary is removed');
+      assert.ok(existsSync(server.ctx.layout.binary(hash('sha256', known))), 'the binary other samples use stays');
+    } finally {
+      await sql`DROP TRIGGER refuse_url`.execute(db);
+    }
   });
 
   it('takes memory from tasks.memory_dump unless the form says', async () => {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Config } from '../config/schema.js';
 import { invalidInput } from '../errors.js';
+import type { SubmittedString, TaskParams } from '../tasks/create.js';
 
 /**
  * Form-field parsing shared by the three task-creation endpoints. Cuckoo takes its fields unchecked;
@@ -32,24 +33,6 @@ export class FormFields {
     for (const [name, value] of new URLSearchParams(text)) fields.add(name, value);
     return fields;
   }
-}
-
-/** Everything a creation request says about the task(s) besides the sample itself. */
-export interface TaskParams {
-  package: string;
-  /** Seconds; 0 means the configured default. */
-  timeout: number;
-  priority: number;
-  options: string;
-  machine: string;
-  platform: string;
-  tags: string[];
-  custom: string;
-  owner: string;
-  /** ISO-8601 time the guest clock is set to. */
-  clock: string;
-  memory: boolean;
-  enforceTimeout: boolean;
 }
 
 const TRUE_WORDS = new Set(['true', 'yes', 'on', '1']);
@@ -164,8 +147,6 @@ export function parseUrl(fields: FormFields): string {
   if (!isHttpUrl(url)) throw invalidInput(`url must be an absolute http:// or https:// URL; got ${JSON.stringify(raw)}`);
   return url;
 }
-
-export type SubmittedString = { kind: 'hash'; hash: string } | { kind: 'url'; url: string } | { kind: 'error'; message: string };
 
 /** One line of create/submit's `strings`: a md5/sha1/sha256 hash, a URL (tried as given, then with http://), or an error. */
 export function classifyString(line: string): SubmittedString {

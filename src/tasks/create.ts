@@ -2,7 +2,6 @@ import { constants } from 'node:fs';
 import { copyFile, link, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppContext } from '../app.js';
-import { classifyString, type TaskParams } from '../api/params.js';
 import { decodeList, encodeList } from '../db/json-columns.js';
 import type { NewTask, TaskCategory } from '../db/schema.js';
 import type { Db } from '../db/tasks.js';
@@ -20,6 +19,27 @@ import { downloadByHash } from './virustotal.js';
  * fails, what was created for the request is removed again.
  */
 
+/** Everything a creation request says about the task(s) besides the sample itself. */
+export interface TaskParams {
+  package: string;
+  /** Seconds; 0 means the configured default. */
+  timeout: number;
+  priority: number;
+  options: string;
+  machine: string;
+  platform: string;
+  tags: string[];
+  custom: string;
+  owner: string;
+  /** ISO-8601 time the guest clock is set to. */
+  clock: string;
+  memory: boolean;
+  enforceTimeout: boolean;
+}
+
+/** One line of create/submit's `strings`, already classified. */
+export type SubmittedString = { kind: 'hash'; hash: string } | { kind: 'url'; url: string } | { kind: 'error'; message: string };
+
 /** A file received for a task, not yet stored. The caller owns `path` and removes it afterwards. */
 export interface StagedFile {
   path: string;
@@ -31,8 +51,8 @@ export interface StagedFile {
 export interface SubmitInput {
   /** Uploads in the order their tasks should be created. */
   files: readonly StagedFile[];
-  /** Non-blank, trimmed lines of `strings`: URLs and hashes. */
-  strings: readonly string[];
+  /** The lines of `strings`, in order. */
+  strings: readonly SubmittedString[];
 }
 
 export interface SubmitResult {
@@ -85,7 +105,7 @@ export class TaskCreation {
       const errors: string[] = [];
       const items: SubmitItem[] = [];
       for (const file of input.files) items.push(...(await this.expand(file, workDir, errors)));
-      for (const line of input.strings) items.push(...(await this.resolveString(line, workDir, errors)));
+      for (const item of input.strings) items.push(...(await this.resolveString(item, workDir, errors)));
       const placed = new Map<SubmitItem, PlacedFile>();
       try {
         for (const item of items) if (item.kind === 'file') placed.set(item, await this.place(item.file));
@@ -163,8 +183,7 @@ export class TaskCreation {
     }
   }
 
-  private async resolveString(line: string, workDir: string, errors: string[]): Promise<SubmitItem[]> {
-    const item = classifyString(line);
+  private async resolveString(item: SubmittedString, workDir: string, errors: string[]): Promise<SubmitItem[]> {
     if (item.kind === 'error') {
       errors.push(item.message);
       return [];

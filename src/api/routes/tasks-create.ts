@@ -6,7 +6,7 @@ import type { AppContext } from '../../app.js';
 import { invalidInput, tooLarge } from '../../errors.js';
 import { saveFilePart } from '../../storage/upload.js';
 import { type StagedFile, TaskCreation } from '../../tasks/create.js';
-import { FormFields, parseBoolean, parseTaskParams, parseUrl, stringLines, uploadBaseName } from '../params.js';
+import { classifyString, FormFields, parseBoolean, parseTaskParams, parseUrl, stringLines, uploadBaseName } from '../params.js';
 import { Registrar } from './registrar.js';
 
 /** Room for the form fields around the one file of /tasks/create/file when checking Content-Length. */
@@ -61,7 +61,8 @@ async function createSubmit(ctx: AppContext, creation: TaskCreation, request: Fa
     const params = parseTaskParams(form.fields, ctx.config);
     // Cuckoo takes all `file` parts before all `files` parts.
     const files = [...form.files].sort((a, b) => Number(a.field !== 'file') - Number(b.field !== 'file'));
-    const result = await creation.submit({ files, strings: stringLines(form.fields.get('strings')) }, params);
+    const strings = stringLines(form.fields.get('strings')).map(classifyString);
+    const result = await creation.submit({ files, strings }, params);
     return { errors: result.errors, submit_id: result.submitId, task_ids: result.taskIds };
   });
 }
