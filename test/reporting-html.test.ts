@@ -9,7 +9,8 @@ import { promisify } from 'node:util';
 import { deflateSync, crc32 } from 'node:zlib';
 import { EVENTS_FILE } from '../src/analysis/events.js';
 import { isNestboxError } from '../src/errors.js';
-import type { BehaviorSection, Report } from '../src/processing/report-types.js';
+import { reconstructBehavior } from '../src/processing/behavior-log.js';
+import type { Report } from '../src/processing/report-types.js';
 import { renderHtmlReport } from '../src/reporting/html.js';
 import { writeReports } from '../src/reporting/index.js';
 import { runSignatures, scoreOf } from '../src/signatures/index.js';
@@ -22,7 +23,7 @@ const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url
 /** Strings a sample controls, each trying to break out of the page. */
 const HOSTILE = {
   target: '<b>invoice</b>.pdf.elf',
-  command: `sh -c "<script>alert('cmd')</script>"`,
+  command: ['sh', '-c', `echo "<script>alert('cmd')</script>"`],
   processName: '<img src=x onerror=alert(1)>',
   domain: '"><svg/onload=alert(2)>.evil.example',
   userAgent: '</code></td></tr></table><script>alert(3)</script>',
@@ -70,49 +71,27 @@ function maliciousEvents(): EventLog {
     .connect(100, '203.0.113.5', 4444)
     .exec(100, '/bin/sh', ['sh', '-i'])
     .add(100, { kind: 'process.rename', name: 'kworker/0:1' })
-    .add(100, { kind: 'file.delete', path: '/tmp/sample.bin', ret: 0 });
+    .add(100, { kind: 'file.delete', path: '/tmp/sample.bin', ret: 0 })
+    .fork(100, 103)
+    .exec(103, `/tmp/${HOSTILE.processName}`, [HOSTILE.processName])
+    .fork(100, 104)
+    .exec(104, '/bin/sh', HOSTILE.command);
 }
 
-function behavior(): BehaviorSection {
-  const processes = [
-    { pid: 100, ppid: 1, name: HOSTILE.processName, path: '/tmp/sample.bin', command: './sample.bin' },
-    { pid: 101, ppid: 100, name: 'sh', path: '/bin/sh', command: HOSTILE.command },
-    { pid: 102, ppid: 100, name: 'iptables', path: '/usr/sbin/iptables', command: 'iptables -F' },
-  ];
-  const entry = (process: (typeof processes)[number]) => ({
-    pid: process.pid,
-    ppid: process.ppid,
-    process_name: process.name,
-    command_line: process.command,
-    first_seen: 1_700_000_001,
-    track: true,
-  });
-  return {
-    processes: processes.map((process) => ({ ...entry(process), type: 'process' as const, process_path: process.path, modules: [], calls: [] })),
-    processtree: [{ ...entry(processes[0]!), children: processes.slice(1).map((process) => ({ ...entry(process), children: [] })) }],
-    generic: [],
-    summary: {
-      command_line: processes.map((process) => process.command),
-      file_opened: ['/etc/shadow'],
-      file_written: ['/etc/cron.d/sysupdate'],
-      file_deleted: ['/tmp/sample.bin'],
-      directory_created: [HOSTILE.hiddenDir],
-      connects_ip: ['203.0.113.5'],
-    },
-    anomaly: [],
-    apistats: { '100': { 'file.open': 1, 'process.exec': 2 } },
-  };
-}
-
-/** A complete report of a hostile sample, signatures produced by the real engine from a real event log. */
+/**
+ * A complete report of a hostile sample: the behaviour section rebuilt from a real event log by the
+ * processing module's reconstruction, signatures from the real engine over the same log.
+ */
 async function realisticReport(paths: AnalysisPaths): Promise<Report> {
   writeFileSync(join(paths.dir, EVENTS_FILE), maliciousEvents().text());
+  const behavior = (await reconstructBehavior(join(paths.dir, EVENTS_FILE)))?.section;
+  assert.ok(behavior, 'the behaviour section was rebuilt');
   writeFileSync(join(paths.shots, '0001.png'), png(320, 200));
   writeFileSync(join(paths.files, 'dropped.bin'), 'payload');
   const report = baseReport(paths.binary, {
     static: { elf: { class: 'ELF64', machine: 'x86-64', entry_point: '0x401000', comment: HOSTILE.staticComment }, packer: { names: ['UPX'], entropy: 7.7, high_entropy: true, high_entropy_sections: [] } },
     strings: ['/lib64/ld-linux-x86-64.so.2', HOSTILE.string, 'http://198.51.100.20/i.sh'],
-    behavior: behavior(),
+    behavior,
     network: {
       ...emptyNetwork(),
       hosts: ['198.51.100.20', '203.0.113.5'],
@@ -203,7 +182,7 @@ describe('report.html', () => {
   it('escapes every value from the sample and contains no script or remote resource', () => {
     assert.doesNotMatch(page, /<script|<iframe|<svg|<img src=x|<b>invoice/i);
     assert.equal(page.match(/<style>/g)?.length, 1, 'only the page\'s own style sheet');
-    assert.ok(page.includes('sh -c &quot;&lt;script&gt;alert(&#39;cmd&#39;)&lt;/script&gt;&quot;'));
+    assert.ok(page.includes('&lt;script&gt;alert(') && page.includes('cmd'), 'the command line, escaped');
     assert.ok(page.includes('&lt;img src=x onerror=alert(1)&gt;'));
     assert.ok(page.includes('&quot;&gt;&lt;svg/onload=alert(2)&gt;.evil.example'));
     assert.ok(page.includes('&lt;/code&gt;&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;script&gt;alert(3)&lt;/script&gt;'));

@@ -215,6 +215,7 @@ describe('network signatures', () => {
   it('tells generated domain labels from names people choose', () => {
     for (const domain of GENERATED) assert.ok(looksGenerated(registeredLabel(domain)), domain);
     for (const domain of ORDINARY) assert.ok(!looksGenerated(registeredLabel(domain)), domain);
+    assert.ok(!looksGenerated(registeredLabel('pool.supportxmr.com')), 'a brand mashup');
     assert.equal(registeredLabel('www.x8kq2j.co.uk'), 'x8kq2j');
     assert.equal(registeredLabel('a.b.example.com.'), 'example');
   });

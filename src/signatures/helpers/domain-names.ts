@@ -35,8 +35,9 @@ export function traitsOf(label: string): LabelTraits {
 
 /**
  * Whether a label looks machine-made rather than chosen by people: long, and at least two of: hardly any
- * vowels, a run of five or more consonants, digits scattered between letters, almost no repeated characters.
- * Words people pick ("googleapis", "cloudfront", "microsoftonline") have vowels and short consonant runs.
+ * vowels, a run of five or more consonants, digits scattered between letters, almost no repeated characters
+ * (in 12 characters or more). Words people pick ("googleapis", "cloudfront", "microsoftonline") have vowels
+ * and short consonant runs; brand mashups such as "supportxmr" trip one sign, not two.
  */
 export function looksGenerated(label: string): boolean {
   if (label.length < 8 || label.startsWith('xn--')) return false;
@@ -45,7 +46,7 @@ export function looksGenerated(label: string): boolean {
     traits.vowelRatio < 0.2,
     traits.longestConsonantRun >= 5,
     traits.digitsAmongLetters >= 2,
-    traits.length >= 10 && traits.distinctRatio >= 0.8,
+    traits.length >= 12 && traits.distinctRatio >= 0.8,
   ];
   return signs.filter(Boolean).length >= 2;
 }

@@ -16,6 +16,6 @@ export class IrcTraffic extends ConnectionSignature {
 
   override onComplete(ctx: SignatureContext): void {
     super.onComplete(ctx);
-    for (const message of ctx.report.network?.irc ?? []) this.markIoc('irc', message.dst, `${message.command} ${message.params}`.slice(0, 200));
+    for (const message of ctx.report.network?.irc ?? []) this.markIoc('irc', `${message.command} ${message.params}`.slice(0, 200), `IRC to ${message.dst}`);
   }
 }
