@@ -338,7 +338,7 @@ describe('GET /tasks/screenshots', () => {
     for (const path of ['/tasks/screenshots/3', '/tasks/screenshots/3/0001']) {
       const { status, body } = await server.json(path);
       assert.equal(status, 404);
-      assert.deepEqual(body, { message: path.endsWith('0001') ? 'Screenshot not found!' : 'Task not found' });
+      assert.deepEqual(body, { message: 'Task not found' });
     }
   });
 

@@ -575,6 +575,20 @@ describe('GET /tasks/rereport and /tasks/reboot', () => {
     }
   });
 
+  it('changes nothing on HEAD to reschedule, rereport or reboot, and answers 404 for a missing task', async () => {
+    const id = await addTask(server, { target: sample.target, sample_id: sample.id, status: 'reported' });
+    const count = async () => (await server.ctx.stores.tasks.list()).length;
+    const before = await count();
+    for (const path of [`/tasks/reschedule/${id}`, `/tasks/reschedule/${id}/2`, `/tasks/rereport/${id}`, `/tasks/reboot/${id}`]) {
+      const response = await server.fetch(path, { method: 'HEAD' });
+      assert.equal(response.status, 200, path);
+      assert.equal(await response.text(), '');
+      assert.equal((await server.fetch(path.replace(String(id), '9999'), { method: 'HEAD' })).status, 404);
+    }
+    assert.equal(await count(), before);
+    assert.equal((await taskRow(server, id))?.status, 'reported');
+  });
+
   it('refuses to reboot a task whose analysis has not ended, and has no /v1 alias', async () => {
     const id = await addTask(server, { target: sample.target, status: 'running' });
     const { status, body } = await server.json(`/tasks/reboot/${id}`);

@@ -30,6 +30,7 @@ export function reportRoutes(r: Registrar, ctx: AppContext): void {
     async (request, reply) => {
       const shots = ctx.layout.analysis(idParam(request, 'task_id')).shots;
       const stem = (request.params as { screenshot?: string }).screenshot;
+      if (!(await isDirectory(shots))) throw notFound('Task not found', { context: { folder: shots } });
       if (stem === undefined) return sendScreenshotZip(reply, shots);
       return sendScreenshot(reply, shots, safeFileName(request, 'screenshot', 'screenshot name'));
     },
