@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { EVENTS_FILE } from '../../analysis/events.js';
+import { invalidInput } from '../../errors.js';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { AnalysisLog } from './analysis-log.js';
@@ -44,6 +45,7 @@ export interface MachineContext {
 const SAMPLE_DIR = '/tmp';
 const DISPLAY_READY_MS = 10_000;
 const UNPACK_TIMEOUT_MS = 120_000;
+const TRACER_START_MS = 30_000;
 const MAX_DROPPED_FILES = 1000;
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
@@ -101,9 +103,11 @@ export class LinuxSession implements MachineSession {
     const { settings } = this.context;
     const { request } = this;
     this.analysisLog.info(`starting machine ${this.id} for task ${request.taskId}`);
+    const mark = phaseTimer(this.log);
     await this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent });
     const restoreFrom = request.rebootFrom ? savedRebootState(request.rebootFrom) : undefined;
     if (request.rebootFrom && !restoreFrom) this.warn('the original task kept no end state: the reboot starts from a clean machine');
+    mark('cgroups');
     const [network] = await Promise.all([
       this.context.createTaskNetwork({
         id: this.id,
@@ -117,7 +121,9 @@ export class LinuxSession implements MachineSession {
     ]);
     this.network = network;
     await writeFile(join(this.dir, 'resolv.conf'), `nameserver ${network.gatewayAddress}\n`);
+    mark('network, disk');
     await this.placeSample();
+    mark('sample placed');
     // Xvfb takes about 0.15 s to be ready: it starts now and the sample waits for it only at the last moment.
     this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
   }
@@ -132,6 +138,7 @@ export class LinuxSession implements MachineSession {
   private async placeSample(): Promise<void> {
     const { request } = this;
     let target;
+    if (request.category === 'file' && !request.samplePath) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
     if (request.category === 'file' && request.samplePath) {
       const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
       this.samplePath = `${SAMPLE_DIR}/${name}`;
@@ -253,7 +260,9 @@ export class LinuxSession implements MachineSession {
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    const mark = phaseTimer(this.log);
     const [argv] = await Promise.all([this.startTracer(command), this.displayReady]);
+    mark('tracer and display ready');
     if (argv !== command) this.warn('tracer wraps the sample: it was started under the tracer');
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
@@ -286,17 +295,28 @@ export class LinuxSession implements MachineSession {
   private async startTracer(command: string[]): Promise<string[]> {
     const { tracer } = this.context;
     if (!tracer) return command;
+    const starting = tracer.start({
+      cgroupV2Path: this.cgroups.v2Path('sample'),
+      eventsPath: join(this.request.paths.dir, EVENTS_FILE),
+      log: this.log,
+    });
+    const timer = new AbortController();
     try {
-      this.tracerSession = await tracer.start({
-        cgroupV2Path: this.cgroups.v2Path('sample'),
-        eventsPath: join(this.request.paths.dir, EVENTS_FILE),
-        log: this.log,
-      });
-      this.analysisLog.info(`tracing with ${this.tracerSession.name}`);
-      return this.tracerSession.wrap ? this.tracerSession.wrap(command) : command;
+      const late = sleep(TRACER_START_MS, 'late' as const, { signal: timer.signal });
+      const started = await Promise.race([starting, late]);
+      if (started === 'late') {
+        // A tracer that comes up after all is stopped at once: nothing may keep running after the task.
+        starting.then((session) => session.stop()).catch(() => undefined);
+        throw new Error(`not ready after ${TRACER_START_MS / 1000} s`);
+      }
+      this.tracerSession = started;
+      this.analysisLog.info(`tracing with ${started.name}`);
+      return started.wrap ? started.wrap(command) : command;
     } catch (error) {
       this.warn(`the tracer did not start, no behaviour is recorded: ${(error as Error).message}`);
       return command;
+    } finally {
+      timer.abort();
     }
   }
 
@@ -405,6 +425,16 @@ export class LinuxSession implements MachineSession {
     this.analysisLog.warning(message);
     this.log.warn({ machine: this.id }, message);
   }
+}
+
+/** Logs (at debug level) the milliseconds each phase took since the previous one. */
+function phaseTimer(log: Logger): (phase: string) => void {
+  let last = performance.now();
+  return (phase) => {
+    const now = performance.now();
+    log.debug({ ms: Math.round((now - last) * 10) / 10 }, `machine phase: ${phase}`);
+    last = now;
+  };
 }
 
 async function fileType(path: string): Promise<string> {
