@@ -171,6 +171,7 @@ describe('processing pipeline', () => {
         { address: 0x7ffd0000n, protect: 0x04, data: Buffer.alloc(8192, 0x41) },
       ]),
     );
+    symlinkSync('/etc/passwd', join(paths.memory, '51.dmp'));
     writeFileSync(paths.analysisLog, 'analyzer started\nsample ran\n');
     writeFileSync(paths.taskLog, '2026-01-01 10:00:00,000 [nestbox.scheduler] INFO: task started\n');
   }
@@ -228,6 +229,7 @@ describe('processing pipeline', () => {
     assert.deepEqual(report.screenshots, [{ path: join(paths.shots, '0001.jpg'), ocr: '' }]);
 
     const memory = report.procmemory![0] as { pid: number; regions: Array<{ addr: string; size: number; protect: string }>; yara: Array<{ name: string }>; urls: string[] };
+    assert.equal(report.procmemory!.length, 1, 'a link among the dumps is not followed');
     assert.equal(memory.pid, 50);
     assert.deepEqual(memory.regions.map((region) => [region.addr, region.size, region.protect]), [
       ['0x400000', 4096, 'PAGE_EXECUTE_READ'],

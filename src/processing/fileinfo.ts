@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { internal } from '../errors.js';
 import { type FileHashes, MultiHasher } from '../storage/hashing.js';
 import type { FileInfo } from './report-types.js';
+import { openRegularFile } from './safe-open.js';
 import { StringScanner, UrlCollector } from './strings.js';
 import type { ProcessingTools } from './types.js';
 
@@ -16,20 +14,6 @@ import type { ProcessingTools } from './types.js';
 
 export interface FileDigests extends FileHashes {
   urls: string[];
-}
-
-/**
- * Opens a file written by or for the sample without following a symbolic link and refuses anything
- * that is not a regular file, so a planted link or FIFO can neither expose host files nor hang us.
- */
-export async function openRegularFile(path: string): Promise<FileHandle> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  const stats = await handle.stat();
-  if (!stats.isFile()) {
-    await handle.close();
-    throw internal(`not a regular file: ${path}`, { context: { path } });
-  }
-  return handle;
 }
 
 /** Size, digests, CRC32, ssdeep and embedded URLs in one streaming read. */

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { openRegularFile } from './safe-open.js';
 
 /**
  * Printable strings in binary data, found in one streaming pass: runs of printable ASCII (tab and
@@ -112,7 +112,7 @@ export class StringScanner {
 
 /** Feeds a file through `scanner` in chunks, reading at most `limit` bytes. */
 export async function scanFile(path: string, scanner: StringScanner, limit = Number.POSITIVE_INFINITY): Promise<void> {
-  const handle = await open(path, 'r');
+  const handle = await openRegularFile(path);
   try {
     const buffer = Buffer.alloc(1 << 20);
     let total = 0;

@@ -1,5 +1,6 @@
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { isRegularFile } from '../safe-open.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */
@@ -21,7 +22,7 @@ export const debugModule: ProcessingModule<'debug'> = {
 };
 
 async function readLines(path: string): Promise<string[]> {
-  if (!existsSync(path)) return [];
+  if (!(await isRegularFile(path))) return [];
   const lines: string[] = [];
   let skipped = 0;
   for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {

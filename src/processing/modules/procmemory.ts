@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BinaryReader, hex } from '../binary-reader.js';
+import { isRegularFile } from '../safe-open.js';
 import { fanOut, scanFile, StringCollector, StringScanner, UrlCollector } from '../strings.js';
 import type { ProcessingModule } from '../types.js';
 
@@ -43,11 +44,13 @@ export const procmemoryModule: ProcessingModule<'procmemory'> = {
   key: 'procmemory',
   async run(input) {
     const names = await readdir(input.paths.memory).catch(() => [] as string[]);
-    const dumps = names
+    const candidates = names
       .map((name) => ({ name, match: DUMP_NAME.exec(name) }))
       .filter((entry): entry is { name: string; match: RegExpExecArray } => entry.match !== null)
       .map(({ name, match }) => ({ name, path: join(input.paths.memory, name), pid: Number(match[1]), num: Number(match[2] ?? 1) }))
       .sort((a, b) => a.pid - b.pid || a.num - b.num);
+    const dumps = [];
+    for (const dump of candidates) if (await isRegularFile(dump.path)) dumps.push(dump);
     if (dumps.length === 0) return undefined;
     const yara = await input.tools.yara.scanMany(dumps.map((dump) => dump.path));
     const entries: Array<Record<string, unknown>> = [];

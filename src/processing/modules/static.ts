@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { openRegularFile } from '../fileinfo.js';
 import { isElf, parseElfFile } from '../elf.js';
 import { magicOfBuffer } from '../magic.js';
 import { detectPackers } from '../packer.js';
 import { isPe, type PeInfo, parsePeFile } from '../pe.js';
+import { openRegularFile } from '../safe-open.js';
 import { detectScript } from '../script.js';
 import { findUrls } from '../strings.js';
 import type { ProcessingModule } from '../types.js';
