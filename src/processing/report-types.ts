@@ -108,6 +108,8 @@ export interface BehaviorSection {
    * directory_removed, command_line, connects_ip, connects_host, resolves_host, fetches_url,
    * downloads_file, plus Linux ones: file_permission_changed, memfd_created, executable_mapping,
    * module_loaded, ptrace, process_renamed, privilege_change.
+   * Also directory_enumerated (folders opened for listing). file_moved values are "<from> -> <to>"
+   * (Cuckoo lists [from, to] pairs).
    */
   summary: Record<string, string[]>;
   anomaly: Array<{ category: string; funcname: string; message: string }>;
