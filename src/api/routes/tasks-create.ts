@@ -30,7 +30,7 @@ export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext):
     const creation = new TaskCreation(ctx);
     const r = new Registrar(scope);
     r.post('/tasks/create/file', (request, reply) => createFile(ctx, creation, request, reply), { v1: true });
-    r.post('/tasks/create/url', (request) => createUrl(ctx, creation, request), { v1: true });
+    r.post('/tasks/create/url', (request, reply) => createUrl(ctx, creation, request, reply), { v1: true });
     r.post('/tasks/create/submit', (request, reply) => createSubmit(ctx, creation, request, reply), { v1: true });
   });
 }
@@ -39,6 +39,7 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
   const limit = ctx.config.api.upload_limit;
   const length = Number(request.headers['content-length']);
   if (Number.isFinite(length) && length > limit + FORM_ALLOWANCE) {
+    abandonBody(request, reply);
     throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
   }
   return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1 }, async (form) => {
@@ -50,10 +51,11 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
   });
 }
 
-async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest) {
-  const fields = request.isMultipart() ? await readFieldsOnly(request) : bodyFields(request);
-  const url = parseUrl(fields);
-  return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
+async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
+  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0 }, async ({ fields }) => {
+    const url = parseUrl(fields);
+    return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
+  });
 }
 
 async function createSubmit(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
@@ -139,21 +141,6 @@ async function readMultipart(
     files.push({ field: part.fieldname, path, name, hashes });
   }
   return { fields, files };
-}
-
-async function readFieldsOnly(request: FastifyRequest): Promise<FormFields> {
-  const fields = new FormFields();
-  for await (const part of request.parts()) {
-    if (part.type === 'field') {
-      if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
-      fields.add(part.fieldname, String(part.value));
-    } else {
-      for await (const _chunk of part.file) {
-        // create/url reads no files.
-      }
-    }
-  }
-  return fields;
 }
 
 /** Fields of an urlencoded body; no body means no fields. Other bodies (JSON...) are not forms. */
