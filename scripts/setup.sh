@@ -17,6 +17,9 @@ packages+=(iproute2 nftables tcpdump openssl)
 packages+=(bubblewrap util-linux debootstrap gcc libc6-dev x11-apps imagemagick)
 # Tests: clients run inside task networks (dig, curl, ping) and tshark reads their captures.
 $want_tests && packages+=(dnsutils curl iputils-ping tshark)
+# Service: qemu machines (QEMU, qcow2 tools; the guest image's initramfs, ext4 root and kernel unpacking;
+# debootstrap and imagemagick come with the linux machines above).
+packages+=(qemu-system-x86 qemu-utils cpio e2fsprogs xz-utils)
 # Service: processing runs YARA rules with the yara CLI.
 packages+=(yara)
 # Tests: processing compares with binutils, python3-pefile, mingw-built and osslsigncode-signed PEs; busybox pings.

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""nestbox's Linux analyzer: runs one sample inside the guest and sends what it does to the host.
+
+The host uploads this folder through the agent (/extract), stores the sample and analysis.json, and
+starts `python3 analyzer.py analysis.json`. The analyzer then
+  - sets the clock, reseeds the random pool and configures the analysis network card,
+  - runs the analysis package under strace, which writes its trace straight into a virtio-serial port
+    (so a sample that deletes files or kills the analyzer cannot take back what was already sent),
+  - copies the sample's output to the analysis log port and to the screen,
+  - at the end (every process gone, or the timeout) dumps the memory of live processes when asked,
+    uploads the files the sample created or changed, and reports "complete" to the agent.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+AGENT = "http://127.0.0.1:8000"
+# Where samples may leave files worth keeping; the rest of the file system is the image's own.
+DROPPED_ROOTS = ["/tmp", "/root", "/home", "/etc", "/var", "/opt", "/usr/local", "/dev/shm", "/srv", "/bin", "/usr/bin", "/usr/sbin", "/usr/lib"]
+SKIPPED_ROOTS = ["/proc", "/sys", "/dev/pts", "/run"]
+
+
+def port_device(name):
+    """The /dev node of the virtio-serial port called `name`."""
+    for port in os.listdir("/sys/class/virtio-ports"):
+        with open("/sys/class/virtio-ports/%s/name" % port) as handle:
+            if handle.read().strip() == name:
+                return "/dev/" + port
+    raise RuntimeError("no virtio-serial port named " + name)
+
+
+def write_all(port, data):
+    """Ports take a few KiB per write: loop until everything went."""
+    view = memoryview(data)
+    while view:
+        written = port.write(view)
+        view = view[written:]
+
+
+class Channels:
+    def __init__(self):
+        self.trace = port_device("org.nestbox.trace")
+        self.log = open(port_device("org.nestbox.log"), "wb", buffering=0)
+        self.files = open(port_device("org.nestbox.files"), "wb", buffering=0)
+        self.lock = threading.Lock()
+
+    def say(self, message):
+        self.write_log(("[analyzer %.3f] %s\n" % (time.time(), message)).encode())
+
+    def write_log(self, data):
+        with self.lock:
+            write_all(self.log, data)
+
+    def upload(self, header, path=None, data=None):
+        """One upload: a JSON header line with the size, then exactly that many bytes."""
+        size = os.path.getsize(path) if path is not None else len(data)
+        header = dict(header, size=size)
+        with self.lock:
+            write_all(self.files, (json.dumps(header) + "\n").encode())
+            if data is not None:
+                write_all(self.files, data)
+                return
+            sent = 0
+            with open(path, "rb") as source:
+                while sent < size:
+                    chunk = source.read(min(1 << 20, size - sent))
+                    if not chunk:
+                        break
+                    write_all(self.files, chunk)
+                    sent += len(chunk)
+            if sent < size:
+                # The file shrank while being read: pad, so the stream stays in step.
+                write_all(self.files, b"\0" * (size - sent))
+
+    def close(self):
+        """Tells the host that every upload is complete."""
+        with self.lock:
+            write_all(self.files, b'{"kind": "end"}\n')
+
+
+def set_status(status, description=""):
+    data = urllib.parse.urlencode({"status": status, "description": description}).encode()
+    try:
+        urllib.request.urlopen(AGENT + "/status", data=data, timeout=10).read()
+    except Exception:
+        pass
+
+
+def prepare_machine(config, channels):
+    if config.get("clock"):
+        time.clock_settime(time.CLOCK_REALTIME, float(config["clock"]))
+    if config.get("entropy"):
+        with open("/dev/urandom", "wb") as pool:
+            pool.write(bytes.fromhex(config["entropy"]))
+    network = config.get("network")
+    if network:
+        configure_network(network, channels)
+
+
+def configure_network(network, channels):
+    interface = None
+    for name in os.listdir("/sys/class/net"):
+        with open("/sys/class/net/%s/address" % name) as handle:
+            if handle.read().strip() == network["mac"]:
+                interface = name
+    if interface is None:
+        channels.say("no network card with address %s" % network["mac"])
+        return
+    for command in (
+        ["ip", "addr", "flush", "dev", interface],
+        ["ip", "addr", "add", "%s/%d" % (network["address"], network["prefix"]), "dev", interface],
+        ["ip", "link", "set", interface, "up"],
+        ["ip", "route", "replace", "default", "via", network["gateway"], "dev", interface],
+    ):
+        subprocess.run(command, check=False)
+    with open("/etc/resolv.conf", "w") as resolv:
+        resolv.write("nameserver %s\n" % network["dns"])
+
+
+def package_command(config):
+    """The command line of the analysis package: what runs the target."""
+    package = config.get("package") or ""
+    options = config.get("options") or {}
+    arguments = options.get("arguments", "").split()
+    if config["category"] == "url":
+        return ["curl", "--silent", "--show-error", "--location", "--max-time", "30",
+                "--output", "/tmp/download", config["target"]]
+    target = config["target"]
+    os.chmod(target, 0o755)
+    interpreters = {
+        "python": ["python3"], "python3": ["python3"], "perl": ["perl"], "sh": ["sh"], "bash": ["bash"],
+    }
+    if package in interpreters:
+        return interpreters[package] + [target] + arguments
+    if not package or package in ("generic", "elf", "exe"):
+        return [target] + arguments if runs_directly(target) else guess_interpreter(target) + [target] + arguments
+    raise ValueError("unknown analysis package %r" % package)
+
+
+def runs_directly(target):
+    with open(target, "rb") as sample:
+        head = sample.read(4)
+    return head == b"\x7fELF" or head[:2] == b"#!"
+
+
+def guess_interpreter(target):
+    name = target.lower()
+    if name.endswith(".py"):
+        return ["python3"]
+    if name.endswith(".pl"):
+        return ["perl"]
+    return ["sh"]
+
+
+def run_package(config, channels, command, group):
+    """Runs the package under strace, in the sample's cgroup; returns (strace process, reader thread)."""
+    # The host chooses strace's options: it parses what they produce.
+    strace = ["strace"] + config["strace"] + ["-o", channels.trace, "--"] if config.get("strace") else []
+    channels.say("running: %s" % " ".join(command))
+    process = subprocess.Popen(strace + command, cwd="/tmp", stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                               preexec_fn=group.enter)
+    reader = threading.Thread(target=copy_output, args=(process.stdout, channels), daemon=True)
+    reader.start()
+    return process, reader
+
+
+def copy_output(stream, channels):
+    """The sample's output goes to the analysis log and to the console the screenshots show."""
+    try:
+        console = open("/dev/tty1", "wb", buffering=0)
+    except OSError:
+        console = None
+    for line in iter(stream.readline, b""):
+        channels.write_log(line)
+        if console is not None:
+            try:
+                console.write(line.replace(b"\n", b"\r\n"))
+            except OSError:
+                pass
+
+
+class SampleGroup:
+    """The cgroup the package runs in: it holds every process the sample starts, daemons included."""
+
+    def __init__(self):
+        self.path = "/sys/fs/cgroup/nestbox-sample"
+        os.makedirs(self.path, exist_ok=True)
+
+    def enter(self):
+        with open(self.path + "/cgroup.procs", "w") as procs:
+            procs.write(str(os.getpid()))
+
+    def pids(self):
+        try:
+            with open(self.path + "/cgroup.procs") as procs:
+                return [int(line) for line in procs if line.strip()]
+        except OSError:
+            return []
+
+    def freeze(self):
+        try:
+            with open(self.path + "/cgroup.freeze", "w") as freeze:
+                freeze.write("1")
+        except OSError:
+            pass
+
+    def kill(self):
+        try:
+            with open(self.path + "/cgroup.kill", "w") as kill:
+                kill.write("1")
+        except OSError:
+            for pid in self.pids():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def dump_process_memory(pid, channels):
+    """Cuckoo's process dump layout: per readable region a 24-byte header (address, size, state,
+    type, protection, little-endian) and the region's bytes."""
+    chunks = []
+    try:
+        with open("/proc/%d/maps" % pid) as maps, open("/proc/%d/mem" % pid, "rb", buffering=0) as memory:
+            for line in maps:
+                fields = line.split()
+                start, end = (int(value, 16) for value in fields[0].split("-"))
+                perms = fields[1]
+                if perms[0] != "r" or (len(fields) > 5 and fields[5] in ("[vvar]", "[vsyscall]")):
+                    continue
+                try:
+                    memory.seek(start)
+                    data = memory.read(end - start)
+                except (OSError, ValueError, OverflowError):
+                    continue
+                mapped = len(fields) > 5 and fields[5].startswith("/")
+                kind = 0x1000000 if mapped else (0x40000 if perms[3] == "s" else 0x20000)
+                chunks.append(struct.pack("<QIIII", start, len(data), 0x1000, kind, protection(perms)) + data)
+    except OSError:
+        return
+    channels.upload({"kind": "procmem", "pid": pid}, data=b"".join(chunks))
+
+
+def protection(perms):
+    readable, writable, executable = perms[0] == "r", perms[1] == "w", perms[2] == "x"
+    if executable:
+        return 0x40 if writable else (0x20 if readable else 0x10)
+    if writable:
+        return 0x04
+    return 0x02 if readable else 0x01
+
+
+def wait_for_end(process, config, started):
+    """Waits until every traced process is gone (strace exits then) or the timeout passes."""
+    deadline = started + float(config["timeout"])
+    while time.time() < deadline:
+        if process.poll() is not None and not config.get("enforce_timeout"):
+            return "exited"
+        time.sleep(0.2)
+    return "exited" if process.poll() is not None else "timeout"
+
+
+def upload_dropped_files(config, channels, started, skip):
+    limit = int(config.get("max_dropped_files", 100))
+    max_bytes = int(config.get("max_dropped_bytes", 64 * 1024 * 1024))
+    sent = 0
+    for path in changed_files(started, skip):
+        if sent >= limit:
+            channels.say("more dropped files than the limit of %d: the rest are not uploaded" % limit)
+            return
+        try:
+            if os.path.getsize(path) > max_bytes:
+                channels.say("dropped file %s is larger than %d bytes: not uploaded" % (path, max_bytes))
+                continue
+            channels.upload({"kind": "dropped", "path": path}, path=path)
+            sent += 1
+        except OSError as error:
+            channels.say("cannot upload %s: %s" % (path, error))
+
+
+def changed_files(started, skip):
+    for root in DROPPED_ROOTS:
+        for directory, subdirs, files in os.walk(root):
+            subdirs[:] = [name for name in subdirs if os.path.join(directory, name) not in SKIPPED_ROOTS]
+            for name in files:
+                path = os.path.join(directory, name)
+                if path in skip or os.path.islink(path):
+                    continue
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if max(info.st_mtime, info.st_ctime) >= started:
+                    yield path
+
+
+def main():
+    with open(sys.argv[1]) as handle:
+        config = json.load(handle)
+    own_files = {sys.argv[1], os.path.abspath(__file__), "/etc/resolv.conf"}
+    own_files.update(os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+                     for name in os.listdir(os.path.dirname(os.path.abspath(__file__))))
+    channels = Channels()
+    set_status("running")
+    try:
+        prepare_machine(config, channels)
+        started = time.time()
+        if config["category"] == "file":
+            own_files.add(config["target"])
+        group = SampleGroup()
+        process, reader = run_package(config, channels, package_command(config), group)
+        ended = wait_for_end(process, config, started)
+        channels.say("analysis ended: %s" % ended)
+        if config.get("memory"):
+            group.freeze()
+            for pid in group.pids():
+                if pid != process.pid:
+                    dump_process_memory(pid, channels)
+        group.kill()
+        process.wait()
+        reader.join(2)
+        upload_dropped_files(config, channels, started - 1, own_files)
+        channels.close()
+        set_status("complete", ended)
+    except Exception as error:
+        channels.say("analysis failed: %r" % error)
+        channels.close()
+        set_status("failed", str(error))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The virtual hardware of a nestbox guest and the QEMU command line for it. A saved memory state only
+ * loads into identical hardware, so the same function builds the command line of the boot that saves
+ * the state and of every run restored from it; only the backends (files, sockets, tap) differ.
+ *
+ * Two network cards: the agent's (restricted user-mode networking: the guest reaches nothing, the host
+ * reaches the agent through a forwarded loopback port) and the analysis card the sample uses, bridged into
+ * the task's network namespace. Three virtio-serial ports carry the analyzer's results to the host while
+ * the sample runs, out of its reach.
+ */
+export type Accelerator = 'kvm' | 'tcg';
+
+export interface Hardware {
+  accel: Accelerator;
+  memoryMb: number;
+  cpus: number;
+}
+
+export const AGENT_MAC = '52:54:00:4e:42:01';
+export const ANALYSIS_MAC = '52:54:00:4e:42:02';
+export const AGENT_NETWORK = '10.0.2.0/24';
+export const AGENT_GUEST_ADDRESS = '10.0.2.15';
+export const AGENT_GUEST_PORT = 8000;
+export const RESULT_CHANNELS = ['trace', 'log', 'files'] as const;
+export type ResultChannel = (typeof RESULT_CHANNELS)[number];
+export const channelPortName = (channel: ResultChannel) => `org.nestbox.${channel}`;
+
+export interface ColdBoot {
+  kernel: string;
+  initrd: string;
+}
+
+export interface MachineWiring {
+  /** Shown in `ps` (process name, at most 15 characters) so leftovers can be recognised. */
+  processName: string;
+  disk: string;
+  qmpSocket: string;
+  /** Host loopback port forwarded to the agent. */
+  agentPort: number;
+  serialLog: string;
+  /** Unix socket per result channel (QEMU listens); null discards what the guest writes. */
+  channels: Record<ResultChannel, string | null>;
+  /** Host tap device behind the analysis card; null leaves the card unplugged. */
+  tap: string | null;
+  /** Either a cold boot of the kernel, or a restore from a saved memory state. */
+  start: { boot: ColdBoot } | { stateFile: string };
+}
+
+export function kernelCommandLine(): string {
+  return [
+    'console=ttyS0',
+    'quiet',
+    'panic=-1',
+    'mitigations=off',
+    'vt.global_cursor_default=0',
+    `nestbox.agent_mac=${AGENT_MAC}`,
+    `nestbox.agent_address=${AGENT_GUEST_ADDRESS}/24`,
+  ].join(' ');
+}
+
+function hardwareArgs(hardware: Hardware): string[] {
+  return [
+    '-machine', `pc,accel=${hardware.accel}`,
+    '-cpu', hardware.accel === 'kvm' ? 'host' : 'max',
+    '-m', String(hardware.memoryMb),
+    '-smp', String(hardware.cpus),
+    '-nodefaults',
+    '-no-user-config',
+    '-vga', 'std',
+    '-display', 'none',
+    '-rtc', 'base=utc',
+    '-no-reboot',
+    '-device', 'virtio-serial-pci,id=vser',
+  ];
+}
+
+/** Identifies the hardware (and QEMU build) a saved state belongs to. */
+export function hardwareKey(hardware: Hardware, qemuVersion: string): string {
+  const signature = JSON.stringify({ args: hardwareArgs(hardware), cmdline: kernelCommandLine(), qemuVersion, RESULT_CHANNELS });
+  return `${hardware.accel}-${createHash('sha256').update(signature).digest('hex').slice(0, 12)}`;
+}
+
+export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
+  const args = ['-name', `nestbox,process=${wiring.processName}`, ...hardwareArgs(hardware)];
+  args.push('-drive', `file=${optionValue(wiring.disk)},if=none,id=root,format=qcow2,cache=unsafe,discard=unmap`);
+  args.push('-device', 'virtio-blk-pci,drive=root');
+  args.push(
+    '-netdev',
+    `user,id=agent,restrict=on,net=${AGENT_NETWORK},hostfwd=tcp:127.0.0.1:${wiring.agentPort}-${AGENT_GUEST_ADDRESS}:${AGENT_GUEST_PORT}`,
+  );
+  args.push('-device', `virtio-net-pci,netdev=agent,mac=${AGENT_MAC}`);
+  if (wiring.tap) {
+    args.push('-netdev', `tap,id=analysis,ifname=${wiring.tap},script=no,downscript=no,vhost=off,vnet_hdr=off`);
+    args.push('-device', `virtio-net-pci,netdev=analysis,mac=${ANALYSIS_MAC}`);
+  } else {
+    args.push('-device', `virtio-net-pci,mac=${ANALYSIS_MAC}`);
+  }
+  for (const channel of RESULT_CHANNELS) {
+    const socket = wiring.channels[channel];
+    args.push('-chardev', socket ? `socket,id=ch-${channel},path=${optionValue(socket)},server=on,wait=off` : `null,id=ch-${channel}`);
+    args.push('-device', `virtserialport,bus=vser.0,chardev=ch-${channel},name=${channelPortName(channel)}`);
+  }
+  args.push('-serial', `file:${optionValue(wiring.serialLog)}`);
+  args.push('-qmp', `unix:${optionValue(wiring.qmpSocket)},server=on,wait=off`);
+  if ('boot' in wiring.start) {
+    args.push('-kernel', wiring.start.boot.kernel, '-initrd', wiring.start.boot.initrd, '-append', kernelCommandLine());
+  } else {
+    args.push('-incoming', `exec:cat ${shellQuote(wiring.start.stateFile)}`);
+  }
+  return args;
+}
+
+/** QEMU option values end at a comma; a literal comma is written twice. */
+function optionValue(value: string): string {
+  return value.replaceAll(',', ',,');
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { NestboxError } from '../../errors.js';
+
+/**
+ * The `settings` of a machine of kind `qemu` (config `machines[].settings`). Every key has a default,
+ * so `settings: {}` is a working machine that runs nestbox's own Debian guest image, built on first use.
+ *
+ * An operator's own image instead: `disk` (any disk QEMU boots, with a guest that runs an agent speaking
+ * Cuckoo 2.0's protocol on port 8000 of 10.0.2.15, which QEMU's DHCP gives it) and `state`, the memory
+ * state `nestbox image snapshot` saved from it (made on first use when missing).
+ */
+export const qemuSettingsSchema = z.object({
+  /** Where images are built and their ready states kept; outside the clone. */
+  image_dir: z.string().default('/var/lib/nestbox/images'),
+  /** Per-task state: QMP and result sockets, serial log, the task's disk overlay. */
+  run_dir: z.string().default('/run/nestbox/qemu'),
+  /** Debian release and mirror of the built image. */
+  suite: z.string().default('bookworm'),
+  mirror: z.string().default('http://deb.debian.org/debian'),
+  memory_mb: z.number().int().min(128).default(512),
+  cpus: z.number().int().min(1).max(16).default(1),
+  /** auto: KVM when a short boot test shows it works on this host, else TCG (software emulation). */
+  accel: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
+  /** Record the behaviour with strace in the guest (nestbox's own Linux guest only). */
+  tracing: z.boolean().default(true),
+  screenshots: z.boolean().default(true),
+  /** Seconds between two looks at the screen. */
+  screenshot_interval: z.number().positive().default(1),
+  /** Seconds a cold boot may take before the guest's agent answers (building the ready state). */
+  boot_timeout: z.number().int().positive().default(300),
+  /** Bytes of the guest's output kept in analysis.log. */
+  log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
+  /** Caps on what the guest may upload: dropped files and process dumps. */
+  max_uploads: z.number().int().min(0).default(200),
+  max_upload_mb: z.number().int().min(1).default(256),
+  max_total_upload_mb: z.number().int().min(1).default(1024),
+  /** An operator's own image (see above); empty = nestbox's built Debian image. */
+  disk: z.string().default(''),
+  state: z.string().default(''),
+  /** Hardware of an operator's image: e1000 and ide suit guests without virtio drivers (Windows). */
+  nic_model: z.enum(['virtio-net-pci', 'e1000']).default('virtio-net-pci'),
+  disk_bus: z.enum(['virtio', 'ide']).default('virtio'),
+});
+
+export type QemuSettings = z.infer<typeof qemuSettingsSchema>;
+
+export function parseQemuSettings(settings: unknown, machine: string): QemuSettings {
+  const parsed = qemuSettingsSchema.safeParse(settings ?? {});
+  if (!parsed.success) {
+    throw new NestboxError('invalid_config', `machine ${machine}: invalid settings: ${z.prettifyError(parsed.error)}`, {
+      context: { machine },
+    });
+  }
+  if (Boolean(parsed.data.disk) !== Boolean(parsed.data.state)) {
+    throw new NestboxError('invalid_config', `machine ${machine}: settings "disk" and "state" go together`, { context: { machine } });
+  }
+  return parsed.data;
+}
