@@ -9,6 +9,9 @@ import { lockFile } from '../src/machinery/linux/file-lock.js';
 import { isMachineId, machineId } from '../src/machinery/linux/machine-id.js';
 import { I386, sandboxSeccompProgram, X86_64 } from '../src/machinery/linux/seccomp.js';
 import { isNestboxError } from '../src/errors.js';
+import { configSchema } from '../src/config/schema.js';
+import { createMachinery, machineryKinds, machineryResolver } from '../src/machinery/registry.js';
+import { pino } from 'pino';
 
 /** Runs a classic BPF seccomp program on one system call, as the kernel would. */
 function runFilter(program: Buffer, call: { arch: number; nr: number; args?: number[] }): number {
@@ -166,5 +169,22 @@ describe('machine ids and locks', () => {
     await first.release();
     await (await second).release();
     assert.equal(secondHeld, true);
+  });
+});
+
+describe('machinery registry', () => {
+  const config = configSchema.parse({});
+  const log = pino({ level: 'silent' });
+
+  it('makes the linux machinery and one instance per kind for the scheduler', () => {
+    assert.ok(machineryKinds().includes('linux'));
+    const linux = createMachinery('linux', config, log);
+    assert.equal(linux.kind, 'linux');
+    const resolve = machineryResolver(config, log);
+    assert.equal(resolve('linux'), resolve('linux'));
+  });
+
+  it('refuses an unknown kind as a configuration error', () => {
+    assert.throws(() => createMachinery('vmware', config, log), (error: unknown) => isNestboxError(error, 'invalid_config') && /vmware/.test(error.message));
   });
 });

@@ -24,3 +24,16 @@ export function createMachinery(kind: string, config: Config, log: Logger): Mach
   }
   return factory(config, log);
 }
+
+/** The scheduler's `machineryFor`: one machinery instance per kind, made on first use. */
+export function machineryResolver(config: Config, log: Logger): (kind: string) => Machinery {
+  const made = new Map<string, Machinery>();
+  return (kind) => {
+    let machinery = made.get(kind);
+    if (!machinery) {
+      machinery = createMachinery(kind, config, log);
+      made.set(kind, machinery);
+    }
+    return machinery;
+  };
+}
