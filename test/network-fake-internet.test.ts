@@ -187,7 +187,7 @@ describe('task network with the fake internet', () => {
     const burst = Array.from({ length: 20 }, (_, index) => `burst${index}.flush.test`);
     await runIn(network.netnsName, 'sh', ['-c', burst.map((name) => `dig +tries=1 +time=1 @198.51.100.53 ${name} A >/dev/null`).join(' & ') + ' & wait']);
     // Datagrams nobody answers (UDP other than DNS is dropped by the gateway), sent just before close.
-    await runIn(network.netnsName, 'bash', ['-c', 'for i in $(seq 1 50); do echo "last $i" >/dev/udp/198.51.100.9/9999; done']);
+    await runIn(network.netnsName, 'bash', ['-c', 'for i in $(seq 1 200); do echo "last $i" >/dev/udp/198.51.100.9/9999; done']);
     const gatewayInode = netnsInode(gatewayNetns);
     const machineInode = netnsInode(network.netnsName);
     await network.close();
@@ -197,7 +197,7 @@ describe('task network with the fake internet', () => {
     assert.ok(queries.includes(`c2.malware.example ${network.gatewayAddress}`));
     assert.ok(queries.includes('c2.malware.example 198.51.100.53'), 'the capture keeps the address the sample used');
     for (const name of burst) assert.ok(queries.includes(`${name} 198.51.100.53`), `query for ${name} captured`);
-    assert.equal((await tsharkFields(pcap, 'udp.dstport == 9999', ['frame.number'])).length, 50, 'the last datagrams are all captured');
+    assert.equal((await tsharkFields(pcap, 'udp.dstport == 9999', ['frame.number'])).length, 200, 'the last datagrams are all captured');
     const requests = await tsharkFields(pcap, 'http.request', ['http.host', 'http.request.uri', 'ip.dst']);
     assert.deepEqual(
       requests.find(([host]) => host === 'www.evil.example'),

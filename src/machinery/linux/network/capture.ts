@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
@@ -28,22 +28,32 @@ export interface CaptureOptions {
 }
 
 const START_TIMEOUT_MS = 10_000;
+/**
+ * Kernel ring for the capture. veth has segmentation offloads, so libpcap sizes every ring slot for a
+ * 64 KiB packet: its default 2 MiB held only 32 packets, and a burst while tcpdump waited for the CPU
+ * lost packets. 32 MiB holds about 500.
+ */
+const BUFFER_KIB = 32 * 1024;
 /** Before stopping, the capture must have been quiet this long, so packets in flight are written too. */
 const QUIET_MS = 60;
 const MAX_SETTLE_MS = 1_000;
 
 export async function startCapture({ netns, interfaceName, pcapPath, log }: CaptureOptions): Promise<Capture> {
+  const file = openPcap(pcapPath);
+  file.on('error', (error) => log.error({ err: error, pcapPath }, 'writing the capture failed'));
   const child = spawn(
     'ip',
-    ['netns', 'exec', netns, 'tcpdump', '-i', interfaceName, '-n', '-s', '0', '--immediate-mode', '-U', '-w', '-'],
+    ['netns', 'exec', netns, 'tcpdump', '-i', interfaceName, '-n', '-s', '0', '-B', String(BUFFER_KIB), '--immediate-mode', '-U', '-w', '-'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const file = createWriteStream(pcapPath);
   child.stdout.pipe(file);
   let lastData = Date.now();
   child.stdout.on('data', () => (lastData = Date.now()));
   const stderr = collect(child);
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => resolve());
+  });
   try {
     await untilListening(child, stderr, exited);
   } catch (error) {
@@ -66,6 +76,15 @@ export async function startCapture({ netns, interfaceName, pcapPath, log }: Capt
         return stats;
       })()),
   };
+}
+
+/** Opened at once, so a folder that is missing or not writable fails the setup, not the write later. */
+function openPcap(pcapPath: string): WriteStream {
+  try {
+    return createWriteStream(pcapPath, { fd: openSync(pcapPath, 'w', 0o644) });
+  } catch (error) {
+    throw internal(`cannot write the capture to ${pcapPath}: ${(error as Error).message}`, { cause: error, context: { pcapPath } });
+  }
 }
 
 async function settle(lastData: () => number): Promise<void> {

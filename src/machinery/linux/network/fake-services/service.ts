@@ -14,7 +14,7 @@ export const IDLE_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Serves every TCP connection on host:port with handler; errors of one connection never stop the service. */
 export function listenTcp(name: string, host: string, port: number, handler: ConnectionHandler): Promise<ServiceHandle> {
-  const server = net.createServer({ pauseOnConnect: false }, (socket) => {
+  const server = net.createServer((socket) => {
     prepareSocket(socket);
     handler(socket);
   });
