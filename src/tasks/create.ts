@@ -99,31 +99,16 @@ export class TaskCreation {
   async submit(input: SubmitInput, params: TaskParams): Promise<SubmitResult> {
     if (input.files.length === 0 && input.strings.length === 0) throw invalidInput('No files or strings have been given!');
     await this.checkMachineSelection(params);
+    // Like Cuckoo: options normalised, with process memory dumps on unless the form says otherwise.
     const submitParams = { ...params, options: formatOptions({ procmemdump: 'yes', ...parseOptions(params.options) }) };
     const workDir = await mkdtemp(join(this.ctx.layout.tmp, 'submit-'));
     try {
       const errors: string[] = [];
-      const items: SubmitItem[] = [];
-      for (const file of input.files) items.push(...(await this.expand(file, workDir, errors)));
-      for (const item of input.strings) items.push(...(await this.resolveString(item, workDir, errors)));
-      const placed = new Map<SubmitItem, PlacedFile>();
-      try {
-        for (const item of items) if (item.kind === 'file') placed.set(item, await this.place(item.file));
-      } catch (error) {
-        await this.discard([...placed.values()]);
-        throw error;
-      }
-      const { submitId, taskIds } = await this.writeRows([...placed.values()], async (trx) => {
-        // The work folder is gone once the request ends, so the submission records no tmp path.
-        const submitId = await this.ctx.stores.submissions.create(null, trx);
-        const taskIds: number[] = [];
-        for (const item of items) {
-          taskIds.push(item.kind === 'url'
-            ? await this.ctx.stores.tasks.insert(this.taskRow('url', item.url, submitParams, null, submitId), trx)
-            : await this.insertFileTask(trx, placed.get(item)!, submitParams, submitId));
-        }
-        return { submitId, taskIds };
-      });
+      const items = await this.collectItems(input, workDir, errors);
+      const placed = await this.placeAll(items);
+      const { submitId, taskIds } = await this.writeRows([...placed.values()], (trx) =>
+        this.insertSubmission(trx, items, placed, submitParams),
+      );
       for (const file of placed.values()) await this.ensureBinary(file);
       return { submitId, taskIds, errors };
     } finally {
@@ -162,6 +147,37 @@ export class TaskCreation {
     if (sample && (await this.ctx.stores.tasks.anyTaskOfSample(sample.id, db))) {
       throw invalidInput('This file has already been submitted', { context: { sha256, sampleId: sample.id } });
     }
+  }
+
+  /** Files first, then the strings, in order; what cannot become a task is added to `errors`. */
+  private async collectItems(input: SubmitInput, workDir: string, errors: string[]): Promise<SubmitItem[]> {
+    const items: SubmitItem[] = [];
+    for (const file of input.files) items.push(...(await this.expand(file, workDir, errors)));
+    for (const item of input.strings) items.push(...(await this.resolveString(item, workDir, errors)));
+    return items;
+  }
+
+  private async placeAll(items: readonly SubmitItem[]): Promise<Map<SubmitItem, PlacedFile>> {
+    const placed = new Map<SubmitItem, PlacedFile>();
+    try {
+      for (const item of items) if (item.kind === 'file') placed.set(item, await this.place(item.file));
+      return placed;
+    } catch (error) {
+      await this.discard([...placed.values()]);
+      throw error;
+    }
+  }
+
+  private async insertSubmission(trx: Db, items: readonly SubmitItem[], placed: Map<SubmitItem, PlacedFile>, params: TaskParams) {
+    // The work folder is gone once the request ends, so the submission records no tmp path.
+    const submitId = await this.ctx.stores.submissions.create(null, trx);
+    const taskIds: number[] = [];
+    for (const item of items) {
+      taskIds.push(item.kind === 'url'
+        ? await this.ctx.stores.tasks.insert(this.taskRow('url', item.url, params, null, submitId), trx)
+        : await this.insertFileTask(trx, placed.get(item)!, params, submitId));
+    }
+    return { submitId, taskIds };
   }
 
   /** An archive becomes its files (refusals become errors); any other file stays one item. */
