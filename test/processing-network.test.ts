@@ -335,3 +335,50 @@ describe('network facts from real captures', () => {
     assert.ok(cut.dns.length > 0);
   });
 });
+
+describe('network facts of a machine behind a private resolver', () => {
+  // A network namespace of our own, with private addresses on its loopback: the machine's view of its
+  // gateway-resolver, without any traffic leaving the namespace.
+  const namespace = `nbproc${randomInt(1e6, 1e7)}`;
+  let dir: string;
+  let pcap: string;
+  const inNamespace = (args: string[], options: { timeout?: number } = {}) => run('ip', ['netns', 'exec', namespace, ...args], options);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nestbox-pcap-ns-'));
+    pcap = join(dir, 'ns.pcap');
+    await run('ip', ['netns', 'add', namespace]);
+    await inNamespace(['ip', 'link', 'set', 'lo', 'up']);
+    await inNamespace(['ip', 'addr', 'add', '10.123.45.1/32', 'dev', 'lo']);
+    await inNamespace(['ip', 'addr', 'add', '10.123.45.9/32', 'dev', 'lo']);
+    const capture = spawn('ip', ['netns', 'exec', namespace, 'tcpdump', '-i', 'lo', '-n', '--immediate-mode', '-U', '-w', pcap], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      let stderr = '';
+      capture.stderr.on('data', (data: Buffer) => {
+        stderr += data.toString();
+        if (stderr.includes('listening on')) resolve();
+      });
+      capture.on('exit', (code) => reject(new Error(`tcpdump exited with ${code}: ${stderr}`)));
+    });
+    try {
+      await inNamespace(['dig', '@10.123.45.1', 'resolver.example.test', '+tries=1', '+time=1']).catch(() => undefined);
+      await inNamespace(['curl', '-s', '--max-time', '2', 'http://10.123.45.9:8080/']).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      await stopCapture(capture);
+    }
+  });
+
+  after(async () => {
+    await run('ip', ['netns', 'delete', namespace]).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('does not count the private resolver as a contacted host, but other private hosts', async () => {
+    const { facts } = await analysePcap(pcap);
+    assert.deepEqual(facts.dns_servers, ['10.123.45.1']);
+    assert.deepEqual(facts.dns.map((entry) => entry.request), ['resolver.example.test']);
+    assert.deepEqual(facts.hosts, ['10.123.45.9']);
+    assert.deepEqual(facts.dead_hosts.map(([host, port]) => `${host}:${port}`).sort(), ['10.123.45.1:53', '10.123.45.9:8080']);
+  });
+});

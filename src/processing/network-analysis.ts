@@ -202,6 +202,13 @@ function isBroadcastOrMulticast(address: string): boolean {
   return address === '255.255.255.255' || address === '0.0.0.0' || (first >= 224 && first <= 239);
 }
 
+/** RFC 1918, shared (100.64/10) and link-local IPv4; unique-local and link-local IPv6. */
+export function isPrivate(address: string): boolean {
+  if (address.includes(':')) return /^(f[cd]|fe[89ab])/i.test(address);
+  const [a = 0, b = 0] = address.split('.').map(Number);
+  return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254);
+}
+
 /** The client's bytes in sequence order, up to the first gap. */
 function clientStream(connection: Connection): Buffer {
   const parts: Buffer[] = [];
@@ -226,8 +233,10 @@ export async function analysePcap(path: string, options: AnalysisOptions = {}): 
 
 function summarise(collector: Collector): PcapAnalysis {
   const urlsByDestination = new Map<string, string[]>();
+  // The machine's own resolver (its gateway, at a private address) is no host the sample contacted.
+  const resolvers = new Set([...collector.dnsServers].filter(isPrivate));
   const facts: NetworkFacts = {
-    hosts: [...collector.hosts],
+    hosts: [...collector.hosts].filter((host) => !resolvers.has(host)),
     domains: [],
     dns: [...collector.dns.values()],
     tcp: [...collector.tcp.values()].map(flowOf),

@@ -15,7 +15,10 @@ export const networkModule: ProcessingModule<'network'> = {
   },
 };
 
-/** The machine's own address and its gateway's: they talk in every analysis and are no contacted hosts. */
+/**
+ * The addresses configured for the machine and its result server: never contacted hosts. (Linux machines
+ * get per-task addresses; their gateway is left out as the private resolver, see network-analysis.ts.)
+ */
 export function machineAddresses(input: ProcessingInput): string[] {
   const name = input.guest?.name ?? input.task.machine;
   const machine = input.config.machines.find((candidate) => candidate.name === name);
