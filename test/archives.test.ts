@@ -53,6 +53,7 @@ describe('archives', () => {
     sh('7z', ['a', '-bd', '../plain.zip', '.'], tree);
     sh('7z', ['a', '-bd', '-pinfected', '../encrypted.zip', '.'], tree);
     sh('7z', ['a', '-bd', '-psecret', '../unknown-password.zip', '.'], tree);
+    sh('7z', ['a', '-bd', '-pmalware', '../second-password.zip', '.'], tree);
     sh('7z', ['a', '-bd', '-pmalware', '-mhe=on', '../hidden.7z', '.'], tree);
     sh('7z', ['a', '-bd', '../plain.7z', '.'], tree);
     sh('tar', ['cf', '../plain.tar', '.'], tree);
@@ -82,7 +83,7 @@ describe('archives', () => {
     assert.equal(archiveKindOf('PE32 executable (GUI) Intel 80386, for MS Windows'), undefined);
   });
 
-  for (const name of ['plain.zip', 'plain.7z', 'plain.tar', 'plain.tar.gz', 'plain.tar.bz2', 'plain.tar.xz', 'encrypted.zip', 'hidden.7z']) {
+  for (const name of ['plain.zip', 'plain.7z', 'plain.tar', 'plain.tar.gz', 'plain.tar.bz2', 'plain.tar.xz', 'encrypted.zip', 'second-password.zip', 'hidden.7z']) {
     it(`unpacks ${name} to its regular files, byte-identical`, async () => {
       const files = await unpack(join(src, name));
       assertPayload(files);

@@ -205,6 +205,7 @@ class Unpacking {
   /** Returns the files, or a reason why this password did not work; throws a refusal. */
   private async extractWith(path: string, name: string, kind: ArchiveKind, entries: readonly Entry[], password: string): Promise<Extracted[] | string> {
     const child = run7z(['x', '-so', '-y', `-t${kind}`, `-p${password}`, '--', path]);
+    const budgetBefore = { ...this.budget };
     const sink = new EntrySink(entries, name, this.budget, () => this.newFileDir(), () => this.overSize(name));
     let problem: unknown;
     try {
@@ -220,6 +221,8 @@ class Unpacking {
     if (failure === undefined) return sink.files;
     await sink.discard();
     if (isNestboxError(failure)) throw failure;
+    // A failed attempt (wrong password) must not use up the limits of the next one.
+    Object.assign(this.budget, budgetBefore);
     return failure instanceof Error ? failure.message : String(failure);
   }
 
