@@ -5,8 +5,9 @@ import { unavailable } from '../../../errors.js';
 /**
  * Each task gets a /30 in 10.200.0.0/16 for the link between its machine and its gateway, and, for
  * route=internet, the /30 at the same place in 10.201.0.0/16 for the gateway's uplink to the host.
- * The block comes from a hash of the task id (so a task keeps its addresses across runs), moved on past
- * blocks in use by this process or overlapping a route of the host.
+ * The block comes from a hash of the task network's id, moved on past blocks in use by this process or
+ * overlapping a route of the host. Each task's link lives only inside its own two namespaces, so a block
+ * that another nestbox process also uses does no harm; only the uplink's block is seen by the host.
  */
 const TASK_BASE = ipToNumber('10.200.0.0');
 const UPLINK_BASE = ipToNumber('10.201.0.0');

@@ -1,10 +1,9 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ipBatch, run } from './commands.js';
 import { HOST_LINK_PREFIX, HOST_TABLE_PREFIX, idFromName, NETNS_PREFIX, type TaskNames } from './names.js';
 import { killProcessesIn } from './namespaces.js';
-import { liveIds, OWNERS_DIR } from './ownership.js';
+import { forgetDeadOwners, liveIds } from './ownership.js';
 import { restoreForwardingWhenUnused, ROUTE_TABLE } from './uplink.js';
 
 /**
@@ -21,15 +20,21 @@ export interface CleanupReport {
 }
 
 export async function cleanupStaleNetworks(log?: Logger): Promise<CleanupReport> {
+  // Listed before the owners are read: an owner record is written before its network is made, so
+  // anything listed here that a live process is making already has its record.
+  const found = {
+    namespaces: listDir('/run/netns').filter((name) => name.startsWith(NETNS_PREFIX)),
+    links: listDir('/sys/class/net').filter((name) => name.startsWith(HOST_LINK_PREFIX)),
+    tables: (await hostTables()).filter((name) => name.startsWith(HOST_TABLE_PREFIX)),
+  };
   const live = liveIds();
-  const stale = (name: string, prefix: string) => {
-    if (!name.startsWith(prefix)) return false;
+  const stale = (name: string) => {
     const id = idFromName(name);
     return id !== null && !live.has(id);
   };
-  const namespaces = listDir('/run/netns').filter((name) => stale(name, NETNS_PREFIX));
-  const links = listDir('/sys/class/net').filter((name) => stale(name, HOST_LINK_PREFIX));
-  const tables = (await hostTables()).filter((name) => stale(name, HOST_TABLE_PREFIX));
+  const namespaces = found.namespaces.filter(stale);
+  const links = found.links.filter(stale);
+  const tables = found.tables.filter(stale);
 
   const killed = await Promise.all(namespaces.map((netns) => killProcessesIn(netns)));
   const lines = [
@@ -39,7 +44,7 @@ export async function cleanupStaleNetworks(log?: Logger): Promise<CleanupReport>
   if (lines.length > 0) await ipBatch(lines, undefined, { allowFailure: true });
   for (const table of tables) await run('nft', ['delete', 'table', 'inet', table], { allowFailure: true });
   const rules = await removeStaleRules();
-  removeDeadOwnerRecords(live);
+  forgetDeadOwners();
   restoreForwardingWhenUnused();
 
   const report = { namespaces, links, tables, rules, processes: killed.reduce((sum, count) => sum + count, 0) };
@@ -101,12 +106,6 @@ function subnetOf(address: string, prefixLength: number): string {
   const value = address.split('.').reduce((total, octet) => total * 256 + Number(octet), 0);
   const network = prefixLength === 0 ? 0 : (value & (0xffffffff << (32 - prefixLength))) >>> 0;
   return `${[network >>> 24, (network >>> 16) & 255, (network >>> 8) & 255, network & 255].join('.')}/${prefixLength}`;
-}
-
-function removeDeadOwnerRecords(live: Set<string>): void {
-  for (const file of listDir(OWNERS_DIR).filter((name) => name.endsWith('.json'))) {
-    if (!live.has(file.slice(0, -'.json'.length))) rmSync(join(OWNERS_DIR, file), { force: true });
-  }
 }
 
 function parseJson<T>(text: string, fallback: T): T {

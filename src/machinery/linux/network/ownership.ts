@@ -52,6 +52,20 @@ export function liveIds(): Set<string> {
   return live;
 }
 
+/** Removes the records of owners that are gone, checking each one now (a record may be new). */
+export function forgetDeadOwners(): void {
+  let files: string[];
+  try {
+    files = readdirSync(OWNERS_DIR).filter((name) => name.endsWith('.json'));
+  } catch {
+    return;
+  }
+  for (const file of files) {
+    const path = join(OWNERS_DIR, file);
+    if (!isOwnerAlive(readRecord(path))) rmSync(path, { force: true });
+  }
+}
+
 function readRecord(path: string): OwnerRecord | null {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as OwnerRecord;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { payloadFor } from './downloads.js';
 
 /**
@@ -21,7 +21,7 @@ function respond(request: http.IncomingMessage, response: http.ServerResponse): 
   response.end(request.method === 'HEAD' ? undefined : payload.body);
 }
 
-function answerUnparsable(socket: net.Socket | import('node:stream').Duplex): void {
+function answerUnparsable(socket: Duplex): void {
   if (!socket.writable) return void socket.destroy();
   const payload = payloadFor('/');
   socket.end(

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type net from 'node:net';
 import tls from 'node:tls';
 import { catchAll } from './catch-all.js';
 import { serveDnsTcp, startDnsUdp } from './dns.js';
@@ -48,9 +49,9 @@ async function startServices(settings: FakeServicesSettings): Promise<ServiceHan
       handler(socket);
     });
     server.on('tlsClientError', () => undefined);
-    return (socket: import('node:net').Socket) => server.emit('connection', socket);
+    return (socket: net.Socket) => server.emit('connection', socket);
   };
-  const handoff = (server: http.Server) => (socket: import('node:net').Socket) => server.emit('connection', socket);
+  const handoff = (server: http.Server) => (socket: net.Socket) => server.emit('connection', socket);
   const handlers: Record<keyof typeof SERVICE_PORTS, ConnectionHandler> = {
     ftp: serveFtp,
     smtp: serveSmtp,
