@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
-import { createMachinery } from './machinery/registry.js';
-import type { Machinery } from './machinery/types.js';
+import { machineryResolver } from './machinery/registry.js';
 import { processTask } from './processing/pipeline.js';
 import { Scheduler } from './scheduler/scheduler.js';
 
@@ -38,14 +37,6 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
 }
 
 function createScheduler(ctx: AppContext, pollMs: number | undefined): Scheduler {
-  const machineries = new Map<string, Machinery>();
-  const machineryFor = (kind: string) => {
-    let machinery = machineries.get(kind);
-    if (!machinery) {
-      machinery = createMachinery(kind, ctx.config, ctx.log.child({ component: `machinery-${kind}` }));
-      machineries.set(kind, machinery);
-    }
-    return machinery;
-  };
+  const machineryFor = machineryResolver(ctx.config, ctx.log.child({ component: 'machinery' }));
   return new Scheduler(ctx, { machineryFor, processTask: (taskId) => processTask(ctx, taskId), pollMs });
 }
