@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -184,6 +184,7 @@ describe('processing pipeline', () => {
     await ctx.stores.tasks.addError(id, 'the machine was slow to start', 'vmrouting');
     await processTask(ctx, id);
     assert.equal((await ctx.stores.tasks.get(id))!.status, 'reported');
+    assert.ok(existsSync(paths.reportHtml), 'the report writers wrote report.html beside report.json');
     const report = readReport(paths);
     assert.deepEqual(Object.keys(report), [
       'info', 'target', 'static', 'strings', 'yara', 'behavior', 'network', 'dropped', 'screenshots', 'procmemory', 'debug', 'metadata', 'signatures',

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { AppContext } from '../app.js';
 import type { TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
+import { writeReports } from '../reporting/index.js';
+import { runSignatures, scoreOf } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
-import { defaultHooks, type PipelineHooks } from './integration.js';
 import { PROCESSING_MODULES } from './modules/index.js';
 import type { Report } from './report-types.js';
 import type { AnyProcessingModule, ProcessingInput } from './types.js';
@@ -18,7 +19,7 @@ import { SHIPPED_RULES_DIR, YaraScanner } from './yara.js';
  * Stateless: everything lives in this call, so several workers may run it for different tasks. The
  * caller claims the task (the scheduler's claimForProcessing) before calling.
  */
-export async function processTask(ctx: AppContext, taskId: number, hooks: PipelineHooks = defaultHooks): Promise<void> {
+export async function processTask(ctx: AppContext, taskId: number): Promise<void> {
   const task = await ctx.stores.tasks.get(taskId);
   if (!task) throw notFound(`Task ${taskId} not found`, { context: { taskId } });
   if (task.status !== 'completed') {
@@ -28,14 +29,14 @@ export async function processTask(ctx: AppContext, taskId: number, hooks: Pipeli
   let report: Report;
   try {
     report = await buildReport(ctx, task, paths);
-    report.signatures = await hooks.runSignatures(report, paths);
-    report.info.score = hooks.scoreOf(report.signatures);
+    report.signatures = await runSignatures(report, paths);
+    report.info.score = scoreOf(report.signatures);
   } catch (error) {
     await fail(ctx, taskId, 'failed_processing', `Processing failed: ${messageOf(error)}`, error);
     return;
   }
   try {
-    await hooks.writeReports(report, paths);
+    await writeReports(report, paths);
   } catch (error) {
     await fail(ctx, taskId, 'failed_reporting', `Writing the reports failed: ${messageOf(error)}`, error);
     return;
