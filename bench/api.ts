@@ -43,13 +43,15 @@ interface Scenario {
 
 async function main(): Promise<void> {
   if (process.argv[2] === '--bare-server') return bareServer(process.argv[3]!);
+  const home = mkdtempSync(join(tmpdir(), 'nestbox-bench-api-'));
+  const children: ChildProcess[] = [];
   const limit = setTimeout(() => {
     console.error(`bench: gave up after ${OVERALL_LIMIT_MS / 1000} s`);
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
     process.exit(2);
   }, OVERALL_LIMIT_MS);
   limit.unref();
-  const home = mkdtempSync(join(tmpdir(), 'nestbox-bench-api-'));
-  const children: ChildProcess[] = [];
   try {
     const viewId = await seed(home);
     const service = await startService(home);
