@@ -133,7 +133,7 @@ describe('GET /tasks/report', () => {
   });
 
   it('answers 400 "Invalid report format" for any other format', async () => {
-    for (const format of ['pdf', 'zip', 'maec', 'json2', '%2e%2e%2fjson', 'all%00']) {
+    for (const format of ['pdf', 'zip', 'maec', 'json2', '%2e%2e%2fjson', 'all%00', 'constructor', '__proto__', 'toString', 'hasOwnProperty']) {
       const { status, body } = await server.json(`/tasks/report/1/${format}`);
       assert.equal(status, 400, format);
       assert.deepEqual(body, { message: 'Invalid report format' });
@@ -191,7 +191,9 @@ describe('GET /tasks/report', () => {
     assert.equal(plain.response.headers.get('content-type'), 'application/x-tar; charset=UTF-8');
     assert.equal(plain.body.subarray(257, 262).toString(), 'ustar');
     assert.deepEqual(tarList(plain.body, ''), ['files/', 'files/0123456789abcdef_dropped.txt']);
-    assert.equal((await download('/tasks/report/1/dropped?tar=rar')).body.subarray(0, 3).toString(), 'BZh');
+    for (const word of ['rar', 'constructor', '__proto__', 'GZ']) {
+      assert.equal((await download(`/tasks/report/1/dropped?tar=${word}`)).body.subarray(0, 3).toString(), 'BZh', word);
+    }
   });
 
   it('answers an empty archive when nothing matches, and 404 when there is no analysis folder', async () => {

@@ -38,14 +38,19 @@ export function reportRoutes(r: Registrar, ctx: AppContext): void {
   );
 }
 
-/** What goes into each tar format, by top-level name in the analysis folder. */
-const TAR_FORMATS: Record<string, (name: string) => boolean> = {
-  all: (name) => name !== 'memory.dmp',
-  dropped: (name) => name === 'files',
-  package_files: (name) => name === 'package_files',
-};
+/** What goes into each tar format, by top-level name in the analysis folder. Maps, so that client words
+ * such as `constructor` never find an inherited property. */
+const TAR_FORMATS = new Map<string, (name: string) => boolean>([
+  ['all', (name) => name !== 'memory.dmp'],
+  ['dropped', (name) => name === 'files'],
+  ['package_files', (name) => name === 'package_files'],
+]);
 
-const TAR_COMPRESSION: Record<string, TarCompression> = { bz2: 'bz2', gz: 'gz', tar: 'none' };
+const TAR_COMPRESSION = new Map<string, TarCompression>([
+  ['bz2', 'bz2'],
+  ['gz', 'gz'],
+  ['tar', 'none'],
+]);
 
 async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: string, request: FastifyRequest) {
   const elements = queryParam(request, 'elements');
@@ -58,9 +63,9 @@ async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: str
     if (elements) throw notFound('Get specific field is not available in HTML format, try again with JSON format');
     return sendFile(reply, paths.reportHtml, 'text/html; charset=utf-8', 'Report not found');
   }
-  const includeTopLevel = TAR_FORMATS[format];
+  const includeTopLevel = TAR_FORMATS.get(format);
   if (!includeTopLevel) throw invalidInput('Invalid report format', { context: { format } });
-  const compression = TAR_COMPRESSION[queryParam(request, 'tar') ?? ''] ?? 'bz2';
+  const compression = TAR_COMPRESSION.get(queryParam(request, 'tar') ?? '') ?? 'bz2';
   reply.type('application/x-tar; charset=UTF-8');
   if (request.method === 'HEAD') {
     if (!(await isDirectory(paths.dir))) throw notFound('Report not found', { context: { dir: paths.dir } });
