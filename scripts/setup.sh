@@ -48,13 +48,12 @@ install_packages() {
 
 check_node() {
   if ! command -v node >/dev/null; then
-    log "Node.js 20 or newer is required (https://nodejs.org or your distribution's nodejs package)"
+    log "Node.js 20.15 or newer is required (https://nodejs.org or your distribution's nodejs package)"
     exit 1
   fi
-  local major
-  major=$(node -p 'process.versions.node.split(".")[0]')
-  if ((major < 20)); then
-    log "Node.js $(node --version) is too old: nestbox needs 20 or newer"
+  # zlib.crc32, used for sample hashes, arrived in Node.js 20.15.
+  if ! node -e 'process.exit(typeof require("node:zlib").crc32 === "function" ? 0 : 1)'; then
+    log "Node.js $(node --version) is too old: nestbox needs 20.15 or newer"
     exit 1
   fi
 }
