@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import type { NewTask, TaskRow } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -447,6 +448,22 @@ describe('GET /tasks/delete', () => {
     assert.equal(response.status, 200);
     assert.ok(await taskRow(server, id));
     assert.ok(existsSync(dir));
+  });
+
+  it('puts the folder back and answers 500 when the database refuses the delete', async () => {
+    const { id, dir } = await analysedTask();
+    // A real failure of the real database: a trigger that aborts deleting this one row.
+    await sql`create trigger refuse_delete before delete on tasks when old.id = ${sql.lit(id)} begin select raise(abort, 'refused'); end`.execute(server.ctx.stores.db);
+    try {
+      const { status, body } = await server.json(`/tasks/delete/${id}`);
+      assert.equal(status, 500);
+      assert.deepEqual(body, { message: 'An error occurred while trying to delete the task' });
+      assert.ok(await taskRow(server, id));
+      assert.ok(existsSync(join(dir, 'reports', 'report.json')));
+      assert.deepEqual(readdirSync(server.ctx.layout.analyses).filter((name) => name.startsWith('.')), []);
+    } finally {
+      await sql`drop trigger refuse_delete`.execute(server.ctx.stores.db);
+    }
   });
 
   // chattr needs a file system with inode flags (ext4, xfs, btrfs, tmpfs on Linux >= 6.0).

@@ -5,7 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Stores } from '../db/index.js';
 import { encodeList } from '../db/json-columns.js';
 import { TASK_STATUSES, type NewTask, type TaskRow, type TaskStatus } from '../db/schema.js';
-import { conflict, internal, invalidInput, notFound, unavailable } from '../errors.js';
+import { conflict, internal, invalidInput, isNestboxError, notFound, unavailable } from '../errors.js';
 import type { StorageLayout } from '../storage/layout.js';
 import { nowIso } from '../util/time.js';
 import { formatOptions, parseOptions } from './options.js';
@@ -91,7 +91,8 @@ export async function deleteTask(ctx: LifecycleContext, taskId: number): Promise
     }
   } catch (error) {
     if (moved) await rename(aside, folder);
-    throw error;
+    if (isNestboxError(error)) throw error;
+    throw internal('An error occurred while trying to delete the task', { cause: error, context: { taskId } });
   }
   if (moved) await removeAside(aside, taskId);
 }
