@@ -1,0 +1,343 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { EventEmitter, once } from 'node:events';
+import { readFileSync, readlinkSync, readSync } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { BehaviorEvent } from '../../../analysis/events.js';
+import { unavailable } from '../../../errors.js';
+import type { TracerOptions, TracerSession } from '../contracts.js';
+import { BpftraceOutputParser, type BpftraceOutput } from './bpftrace-output.js';
+import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from './bpftrace-script.js';
+import { EventDecoder } from './event-decoder.js';
+import { EventsWriter } from './events-writer.js';
+import { ReorderBuffer } from './reorder-buffer.js';
+import { availableEvents, ensureTracefs, syscallTracepoints, TRACEFS } from './tracefs.js';
+import type { TraceRecord } from './trace-records.js';
+
+/** Per-CPU perf buffer: 4 MiB (pages of 4 KiB, a power of two) absorbs bursts while bpftrace catches up. */
+const PERF_RB_PAGES = 1024;
+/** Threads and (process, fd) pairs bpftrace can keep track of at once. */
+const MAP_KEYS_MAX = 65536;
+/** Compiling the program costs seconds of CPU; on a loaded machine attaching can take tens of seconds. */
+const LAUNCH_TIMEOUT_MS = 120_000;
+const ARM_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 15_000;
+const DRAIN_TIMEOUT_MS = 10_000;
+/** How long records are held to be put back in time order, and how often the file is written. */
+const REORDER_WINDOW_SECONDS = 0.5;
+const FLUSH_INTERVAL_MS = 200;
+
+/** bpftrace timestamps are CLOCK_MONOTONIC nanoseconds, the clock of process.hrtime. */
+function monotonicToEpoch(): (ns: bigint) => number {
+  const offset = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)) - process.hrtime.bigint();
+  return (ns) => Number(ns + offset) / 1e9;
+}
+
+/**
+ * One bpftrace process running the behaviour program: launched (compiled and attached) ahead of time,
+ * recording nothing until `arm()` gives it the sandbox's cgroup, and used for one analysis.
+ */
+export class BpftraceProgram {
+  private readonly changes = new EventEmitter();
+  private readonly ready = new Set<number>();
+  /** CPUs whose drain marker has been read. */
+  private readonly drained = new Set<number>();
+  private readonly toEpoch = monotonicToEpoch();
+  private readonly parser: BpftraceOutputParser;
+  private armedCgroup: bigint | null = null;
+  private probes = 0;
+  private lost = 0;
+  private stderr = '';
+  private exit: { code: number | null; signal: string | null } | null = null;
+  private readonly closed: Promise<unknown>;
+  private consumer: ((record: TraceRecord) => void) | null = null;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly nonce: number,
+    private readonly log: Logger,
+  ) {
+    this.parser = new BpftraceOutputParser(this.toEpoch, (output) => this.onOutput(output));
+    this.closed = once(child, 'close');
+    child.on('exit', (code, signal) => {
+      this.exit = { code, signal };
+      this.changes.emit('change');
+    });
+    child.stdout!.setEncoding('latin1');
+    let partial = '';
+    child.stdout!.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) this.parser.line(line);
+    });
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-8192);
+    });
+    // A program waiting for its analysis must not keep the service (or a test) from exiting; while it
+    // is launching, armed or stopping, our own timers and promises keep the process alive.
+    child.unref();
+    for (const stream of [child.stdout, child.stderr] as unknown as Array<{ unref?: () => void }>) stream.unref?.();
+  }
+
+  /** Compiles and attaches the program; resolves once every probe is attached. */
+  static async launch(log: Logger): Promise<BpftraceProgram> {
+    await ensureTracefs();
+    const syscalls = await syscallTracepoints();
+    const nonce = randomInt(1 << 30, 2 ** 31 - 1);
+    const script = bpftraceScript({ ownerPid: process.pid, nonce, hasTracepoint: (name) => syscalls.has(name) });
+    const workDir = await mkdtemp(join(tmpdir(), 'nestbox-bpftrace-'));
+    const scriptPath = join(workDir, 'behaviour.bt');
+    await writeFile(scriptPath, script);
+    const used = new Set(tracepointsOf(script));
+    const eventsPath = join(workDir, 'available_events');
+    await writeFile(eventsPath, `${(await availableEvents()).filter((e) => used.has(e)).join('\n')}\n`);
+    const child = spawn('setpriv', launchArgs(eventsPath, scriptPath), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        BPFTRACE_STRLEN: String(BPFTRACE_STRLEN),
+        BPFTRACE_PERF_RB_PAGES: String(PERF_RB_PAGES),
+        BPFTRACE_MAP_KEYS_MAX: String(MAP_KEYS_MAX),
+      },
+    });
+    const program = new BpftraceProgram(child, nonce, log);
+    try {
+      await program.untilAttached();
+    } catch (error) {
+      await program.discard();
+      throw error;
+    } finally {
+      // bpftrace has read both files once it is attached (or it has failed).
+      await rm(workDir, { recursive: true, force: true });
+    }
+    return program;
+  }
+
+  get probeCount(): number {
+    return this.probes;
+  }
+
+  /** Starts recording the cgroup's processes into the events file. */
+  async arm(options: TracerOptions): Promise<TracerSession> {
+    const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
+    const writer = await EventsWriter.open(options.eventsPath);
+    const decoder = new EventDecoder((event) => writer.write(event), { cwdOf: machineCwd });
+    const reorder = new ReorderBuffer<TraceRecord>(REORDER_WINDOW_SECONDS, (record) => decoder.record(record));
+    this.consumer = (record) => reorder.push(record);
+    try {
+      await this.until(() => this.armedCgroup === cgroupId, ARM_TIMEOUT_MS, () => this.sendArm(cgroupId));
+    } catch (error) {
+      await writer.close();
+      await this.discard();
+      throw error;
+    }
+    writer.write(info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes on ${options.cgroupV2Path}`));
+    const timer = setInterval(() => {
+      reorder.releaseBefore(this.toEpoch(process.hrtime.bigint()));
+      writer.flush();
+    }, FLUSH_INTERVAL_MS);
+    let stopping: Promise<{ lost: number }> | null = null;
+    const stop = async () => {
+      await this.drain();
+      await this.end();
+      clearInterval(timer);
+      this.parser.end();
+      reorder.releaseAll();
+      const now = this.toEpoch(process.hrtime.bigint());
+      decoder.finish(now);
+      if (this.exit && this.exit.code !== 0 && this.exit.signal !== 'SIGINT') {
+        const message = `bpftrace ended early (${this.exit.signal ?? this.exit.code}): ${this.stderrTail()}`;
+        this.log.error({ cgroup: options.cgroupV2Path, exit: this.exit }, message);
+        writer.write(info(now, message));
+      }
+      await writer.close();
+      return { lost: this.lost };
+    };
+    return {
+      name: 'ebpf',
+      stop: () => (stopping ??= stop()),
+    };
+  }
+
+  /**
+   * Stops recording and waits until bpftrace has read everything recorded: bpftrace reads one buffer
+   * per CPU and, told to exit, drops what it has not read yet. A marker is sent from every CPU in
+   * turn; each buffer is read in order, so once every marker is in, so is everything before it.
+   */
+  private async drain(): Promise<void> {
+    if (this.exit) return;
+    const cpus = await Promise.all(onlineCpus().map(async (cpu) => ((await this.sendMarker(cpu)) ? cpu : -1)));
+    const marked = cpus.filter((cpu) => cpu >= 0);
+    try {
+      await this.until(() => marked.every((cpu) => this.drained.has(cpu)), DRAIN_TIMEOUT_MS, () => undefined);
+    } catch (error) {
+      this.log.warn({ err: error, cpus: marked, drained: [...this.drained] }, 'bpftrace did not confirm reading every buffer');
+    }
+  }
+
+  /** Runs `kill(nonce, 0)` on one CPU; false when this process may not run there. */
+  private async sendMarker(cpu: number): Promise<boolean> {
+    const child = spawn('taskset', ['--cpu-list', String(cpu), 'sh', '-c', `kill -0 ${this.nonce} 2>/dev/null; exit 0`], {
+      stdio: 'ignore',
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return code === 0;
+  }
+
+  /** Ends a program that will not be used. */
+  async discard(): Promise<void> {
+    await this.end();
+  }
+
+  private async end(): Promise<void> {
+    if (!this.exit) {
+      this.child.kill('SIGINT');
+      const killer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await this.closed;
+      clearTimeout(killer);
+    } else {
+      await this.closed;
+    }
+  }
+
+  private onOutput(output: BpftraceOutput): void {
+    switch (output.kind) {
+      case 'attached':
+        this.probes = output.probes;
+        return;
+      case 'ready':
+        if (output.which === 3) this.armedCgroup = output.value;
+        else if (output.which === 4) this.drained.add(Number(output.value));
+        else this.ready.add(output.which);
+        this.changes.emit('change');
+        return;
+      case 'lost':
+        this.lost += output.count;
+        this.log.warn({ count: output.count }, 'bpftrace lost events');
+        this.consumer?.({ ts: this.toEpoch(process.hrtime.bigint()), tid: 0, op: 'lost', count: output.count });
+        return;
+      case 'record':
+        this.consumer?.(output.record);
+        return;
+    }
+  }
+
+  private untilAttached(): Promise<void> {
+    // The readiness probes answer our kill(self, 0): asked until both have.
+    return this.until(() => this.ready.has(1) && this.ready.has(2), LAUNCH_TIMEOUT_MS, () => process.kill(process.pid, 0));
+  }
+
+  /** pread64 on the nonce, a descriptor that cannot exist, fails with EBADF after the probe has seen it. */
+  private sendArm(cgroupId: bigint): void {
+    try {
+      readSync(this.nonce, Buffer.alloc(1), 0, 1, cgroupId);
+    } catch {
+      // EBADF, as intended.
+    }
+  }
+
+  private until(done: () => boolean, timeoutMs: number, poke: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (done()) finish();
+        else if (this.exit) finish(unavailable(`bpftrace could not start: ${this.stderrTail()}`, { context: { exit: this.exit } }));
+      };
+      const finish = (error?: Error) => {
+        clearInterval(poker);
+        clearTimeout(timer);
+        this.changes.off('change', check);
+        if (error) reject(error);
+        else resolve();
+      };
+      const poker = setInterval(() => {
+        poke();
+        check();
+      }, 25);
+      const timer = setTimeout(
+        () => finish(unavailable('bpftrace did not become ready in time', { context: { timeoutMs, stderr: this.stderrTail() } })),
+        timeoutMs,
+      );
+      this.changes.on('change', check);
+      check();
+    });
+  }
+
+  private stderrTail(): string {
+    return this.stderr
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.includes('RLIMIT_MEMLOCK'))
+      .slice(-5)
+      .join(' | ');
+  }
+}
+
+/**
+ * bpftrace looks every probe up in available_events, re-reading the whole file dozens of times per
+ * probe; with over a hundred probes that is seconds of CPU. In a mount namespace of its own it reads
+ * a copy listing only the tracepoints the program uses. If we die, so does it (parent death signal),
+ * instead of idling attached forever.
+ */
+function launchArgs(eventsPath: string, scriptPath: string): string[] {
+  return [
+    '--pdeathsig',
+    'KILL',
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    'mount --bind "$1" "$2" && shift 2 && exec "$@"',
+    'sh',
+    eventsPath,
+    `${TRACEFS}/available_events`,
+    'bpftrace',
+    '-f',
+    'json',
+    '-B',
+    'line',
+    '--no-warnings',
+    scriptPath,
+  ];
+}
+
+function onlineCpus(): number[] {
+  try {
+    return parseCpuList(readFileSync('/sys/devices/system/cpu/online', 'utf8'));
+  } catch {
+    return Array.from({ length: availableParallelism() }, (_, i) => i);
+  }
+}
+
+/** The kernel's CPU list format: `0-3,5`. */
+export function parseCpuList(text: string): number[] {
+  return text
+    .trim()
+    .split(',')
+    .filter(Boolean)
+    .flatMap((range) => {
+      const [from, to = from] = range.split('-').map(Number) as [number, number?];
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    });
+}
+
+function info(ts: number, message: string): BehaviorEvent {
+  return { ts, pid: 0, ppid: 0, tid: 0, comm: '', kind: 'tracer.info', tracer: 'ebpf', message };
+}
+
+/** A process's current directory as it sees it: relative to its own root (the sandbox's), not the host's. */
+function machineCwd(pid: number): string | null {
+  try {
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    const root = readlinkSync(`/proc/${pid}/root`);
+    if (root === '/') return cwd;
+    if (cwd === root) return '/';
+    return cwd.startsWith(`${root}/`) ? cwd.slice(root.length) : null;
+  } catch {
+    return null;
+  }
+}

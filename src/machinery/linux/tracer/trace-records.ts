@@ -1,0 +1,90 @@
+/**
+ * System-call level records, the common language of both tracers: the bpftrace session and the strace
+ * fallback each turn their own output into these, and `event-decoder.ts` turns them into behaviour
+ * events (resolving file descriptors, relative paths and write totals on the way).
+ *
+ * Every record carries when it happened and which thread did it; which process that thread belongs to,
+ * its parent and its name are learnt from `identity`, `fork` and `exec` records.
+ */
+export interface RecordHeader {
+  /** Seconds since the epoch. */
+  ts: number;
+  tid: number;
+}
+
+/** `AT_FDCWD`: a directory argument meaning "the current directory". */
+export const AT_FDCWD = -100;
+
+export interface SocketAddress {
+  family: string;
+  address: string;
+  port: number;
+}
+
+export type TraceOp =
+  /** First sight of a thread (or its new name after exec): the process it belongs to and that process's parent. */
+  | { op: 'identity'; pid: number; ppid: number; comm: string }
+  | { op: 'fork'; child: number }
+  | { op: 'exec'; dirfd: number; path: string; argv: string[]; ret: number }
+  | { op: 'exit'; code: number }
+  | { op: 'rename_task'; name: string }
+  | { op: 'open'; dirfd: number; path: string; flags: number; mode: number; ret: number }
+  | { op: 'close'; fd: number }
+  /** Bytes written through an fd since the last report; `pid` when the writer is not the record's thread. */
+  | { op: 'write'; fd: number; bytes: number; pid?: number; data?: string }
+  | { op: 'dup'; oldfd: number; newfd: number }
+  | { op: 'pipe'; fds: [number, number]; socket: boolean }
+  | { op: 'chdir'; dirfd: number; path: string; ret: number }
+  | { op: 'rename'; fromDirfd: number; from: string; toDirfd: number; to: string; ret: number }
+  | { op: 'unlink'; dirfd: number; path: string; directory: boolean; ret: number }
+  | { op: 'mkdir'; dirfd: number; path: string; mode: number; ret: number }
+  /** `path` '' means the object `dirfd` refers to itself (fchmod, fchown). */
+  | { op: 'chmod'; dirfd: number; path: string; mode: number; ret: number }
+  | { op: 'chown'; dirfd: number; path: string; uid: number; gid: number; ret: number }
+  | { op: 'link'; target: string; targetDirfd: number; dirfd: number; path: string; symbolic: boolean; ret: number }
+  | { op: 'socket'; family: number; type: number; protocol: number; ret: number }
+  | { op: 'connect' | 'bind'; fd: number; address: SocketAddress | null; ret: number }
+  | { op: 'send'; fd: number; address: SocketAddress | null; ret: number }
+  | { op: 'listen'; fd: number; ret: number }
+  | { op: 'accept'; fd: number; ret: number }
+  | { op: 'memfd'; name: string; ret: number }
+  | { op: 'exec_map'; call: 'mmap' | 'mprotect'; address: bigint; length: number; prot: number; fd: number }
+  | { op: 'ptrace'; request: number; target: number; ret: number }
+  | { op: 'module'; call: string; fd: number; name: string; ret: number }
+  | { op: 'setid'; call: string; ids: number[]; ret: number }
+  | { op: 'kill'; target: number; signal: number; ret: number }
+  /** Events the tracer itself had to drop. */
+  | { op: 'lost'; count: number };
+
+export type TraceRecord = RecordHeader & TraceOp;
+export type TraceOpName = TraceOp['op'];
+
+/** Address families the event log names; anything else is written as its number. */
+export function familyName(family: number): string {
+  switch (family) {
+    case 1:
+      return 'unix';
+    case 2:
+      return 'inet';
+    case 10:
+      return 'inet6';
+    case 16:
+      return 'netlink';
+    case 17:
+      return 'packet';
+    default:
+      return String(family);
+  }
+}
+
+/** The set*id calls in the order both tracers number them. */
+export const SETID_CALLS = [
+  'setuid',
+  'setgid',
+  'setreuid',
+  'setregid',
+  'setresuid',
+  'setresgid',
+  'setfsuid',
+  'setfsgid',
+] as const;
