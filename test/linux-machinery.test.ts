@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { EVENTS_FILE } from '../src/analysis/events.js';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
+import { createTracer } from '../src/machinery/linux/tracer/index.js';
 import type { Machinery } from '../src/machinery/types.js';
 import { assertNothingLeft, leftoversOf, runInMachine, sampleOutput, testMachinery, workDir } from './linux-support.js';
 
@@ -15,7 +15,6 @@ import { assertNothingLeft, leftoversOf, runInMachine, sampleOutput, testMachine
  * task network: analysis packages, archives, URLs on the virtual display with screenshots, memory
  * dumps, reboot tasks, and the cleanup of what a crashed process left behind.
  */
-const tracerBuilt = existsSync(fileURLToPath(new URL('../src/machinery/linux/tracer/index.js', import.meta.url)));
 
 describe('linux machinery', () => {
   let machinery: Machinery;
@@ -122,15 +121,23 @@ describe('linux machinery', () => {
     assertNothingLeft(assert.deepEqual, reboot.machineId);
   });
 
-  it('records the behaviour with the tracer', { skip: !tracerBuilt && 'the tracer is not built yet' }, async () => {
-    const traced = testMachinery({ tracing: true });
-    await traced.prepare();
-    const outcome = await runInMachine(traced, { sample: { name: 'traced.sh', content: '#!/bin/sh\necho traced > /tmp/traced.txt\n' } });
-    const events = readFileSync(join(outcome.paths.dir, EVENTS_FILE), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
-    assert.ok(events.some((event) => event.kind === 'process.exec' && event.argv?.includes('/tmp/traced.sh')), 'the sample exec is recorded');
-    assert.ok(events.some((event) => event.kind === 'file.open' && event.path === '/tmp/traced.txt'));
-    assertNothingLeft(assert.deepEqual, outcome.machineId);
-  });
+  for (const prefer of ['ebpf', 'strace'] as const) {
+    it(`records the behaviour with the ${prefer} tracer`, async () => {
+      const traced = testMachinery({ tracing: true }, { createTracer: (tracerLog) => createTracer(tracerLog, { prefer, keepWarm: false }) });
+      try {
+        await traced.prepare();
+        const outcome = await runInMachine(traced, { sample: { name: 'traced.sh', content: '#!/bin/sh\necho traced > /tmp/traced.txt\n' } });
+        assert.match(outcome.log, new RegExp(`tracing with ${prefer}`));
+        const events = readFileSync(join(outcome.paths.dir, EVENTS_FILE), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+        assert.ok(events.some((event) => event.kind === 'process.exec' && event.argv?.includes('/tmp/traced.sh')), 'the sample exec is recorded');
+        assert.ok(events.some((event) => event.kind === 'file.open' && event.path === '/tmp/traced.txt'), 'the file write is recorded');
+        assert.deepEqual(outcome.files.map((file) => file.filepath), ['/tmp/traced.txt'], 'the tracer log is no dropped file');
+        assertNothingLeft(assert.deepEqual, outcome.machineId);
+      } finally {
+        await traced.close();
+      }
+    });
+  }
 
   it('removes what a crashed nestbox left behind, and nothing of live machines', async () => {
     const script = join(workDir, 'crashing-owner.mjs');

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { configSchema, type Config } from '../src/config/schema.js';
 import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
-import { createLinuxMachinery, type LinuxSession } from '../src/machinery/linux/index.js';
+import { createLinuxMachinery, type LinuxMachinery, type LinuxMachineryParts, type LinuxSession } from '../src/machinery/linux/index.js';
 import type { LinuxSettings } from '../src/machinery/linux/settings.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../src/machinery/types.js';
 import { AnalysisPaths } from '../src/storage/layout.js';
@@ -21,11 +21,12 @@ export function testConfig(settings: Partial<LinuxSettings> = {}): Config {
   return configSchema.parse({ machines: [{ name: 'linux1', settings: { tracing: false, screenshots: false, ...settings } }] });
 }
 
-export function testMachinery(settings: Partial<LinuxSettings> = {}): Machinery {
-  return createLinuxMachinery(testConfig(settings), log);
+export function testMachinery(settings: Partial<LinuxSettings> = {}, parts: Partial<LinuxMachineryParts> = {}): LinuxMachinery {
+  return createLinuxMachinery(testConfig(settings), log, parts);
 }
 
 export const workDir = mkdtempSync(join(tmpdir(), 'nestbox-linux-test-'));
+process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
 let nextTask = 1;
 
 export interface RunOutcome {

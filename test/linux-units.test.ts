@@ -8,6 +8,8 @@ import { choosePackage, findPackage, PACKAGES } from '../src/analysis/packages/i
 import { lockFile } from '../src/machinery/linux/file-lock.js';
 import { isMachineId, machineId } from '../src/machinery/linux/machine-id.js';
 import { I386, sandboxSeccompProgram, X86_64 } from '../src/machinery/linux/seccomp.js';
+import { decodeXwd } from '../src/machinery/linux/xwd-image.js';
+import { supportsDisableUserns } from '../src/machinery/linux/sandbox.js';
 import { isNestboxError } from '../src/errors.js';
 import { configSchema } from '../src/config/schema.js';
 import { createMachinery, machineryKinds, machineryResolver } from '../src/machinery/registry.js';
@@ -156,6 +158,13 @@ describe('machine ids and locks', () => {
     assert.ok(!isMachineId('dev') && !isMachineId('../etc'));
   });
 
+  it('use --disable-userns only where bubblewrap knows it', () => {
+    assert.equal(supportsDisableUserns('bubblewrap 0.8.0'), true);
+    assert.equal(supportsDisableUserns('bubblewrap 0.11.0'), true);
+    assert.equal(supportsDisableUserns('bubblewrap 0.6.1'), false);
+    assert.equal(supportsDisableUserns(''), false);
+  });
+
   it('lock a file exclusively across holders, and release it', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'nestbox-lock-')), '.lock');
     const first = await lockFile(path);
@@ -186,5 +195,32 @@ describe('machinery registry', () => {
 
   it('refuses an unknown kind as a configuration error', () => {
     assert.throws(() => createMachinery('vmware', config, log), (error: unknown) => isNestboxError(error, 'invalid_config') && /vmware/.test(error.message));
+  });
+});
+
+describe('screen grab decoding', () => {
+  /** An xwd file as Xvfb's 24-bit screens give it: ZPixmap, 32 bits per pixel, little-endian pixels. */
+  function xwd(width: number, height: number, pixels: number[], overrides: Record<number, number> = {}): Buffer {
+    const header = Buffer.alloc(100 + 4);
+    const fields: Record<number, number> = { 0: 104, 1: 7, 2: 2, 3: 24, 4: width, 5: height, 7: 0, 11: 32, 12: width * 4, 14: 0xff0000, 15: 0xff00, 16: 0xff, 19: 0, ...overrides };
+    for (const [index, value] of Object.entries(fields)) header.writeUInt32BE(value, Number(index) * 4);
+    const body = Buffer.alloc(width * height * 4);
+    pixels.forEach((pixel, index) => body.writeUInt32LE(pixel, index * 4));
+    return Buffer.concat([header, body]);
+  }
+
+  it('turns a TrueColor grab into a PPM', () => {
+    const { width, height, ppm } = decodeXwd(xwd(2, 1, [0xff0000, 0x0080ff]));
+    assert.deepEqual([width, height], [2, 1]);
+    assert.equal(ppm.subarray(0, 11).toString(), 'P6\n2 1\n255\n');
+    assert.deepEqual([...ppm.subarray(11)], [255, 0, 0, 0, 128, 255]);
+  });
+
+  it('refuses grabs a hostile X server could send', () => {
+    assert.throws(() => decodeXwd(Buffer.alloc(10)), /too short/);
+    assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 4: 100000 })), /unlikely screen size/);
+    assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 5: 2 })), /shorter than its header/);
+    assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 11: 8 })), /unsupported/);
+    assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 0: 2 ** 31 })), /shorter than its header|inconsistent/);
   });
 });

@@ -56,16 +56,18 @@ export interface CollectDroppedOptions {
   filesDir: string;
   /** Files present before the sample ran, with their hashes: kept out unless the sample changed them. */
   baseline: Map<string, string>;
+  /** Machine paths that are ours (a tracer's log), never dropped files. */
+  exclude: Set<string>;
   maxFiles: number;
 }
 
-export async function collectDroppedFiles({ upper, filesDir, baseline, maxFiles }: CollectDroppedOptions): Promise<{ dropped: DroppedFile[]; skipped: number }> {
+export async function collectDroppedFiles({ upper, filesDir, baseline, exclude, maxFiles }: CollectDroppedOptions): Promise<{ dropped: DroppedFile[]; skipped: number }> {
   await mkdir(filesDir, { recursive: true });
   const dropped: DroppedFile[] = [];
   let skipped = 0;
   const entries = [...(await upperFiles(upper))].sort(([a], [b]) => a.localeCompare(b));
   for (const [machinePath, hostPath] of entries) {
-    if ((await lstat(hostPath)).nlink === 0) continue;
+    if (exclude.has(machinePath) || (await lstat(hostPath)).nlink === 0) continue;
     const sha256 = await sha256File(hostPath);
     if (baseline.get(machinePath) === sha256) continue;
     if (dropped.length >= maxFiles) {

@@ -6,6 +6,8 @@ import { mustRun } from './command.js';
 
 /** Where the init appears inside the machine: bound over an empty file of the guest root, as pid 1. */
 export const GUEST_INIT_PATH = '/sbin/init';
+/** The same file without links on the way (/sbin is a link to usr/sbin): where the host checks it. */
+export const GUEST_INIT_REAL_PATH = '/usr/sbin/init';
 
 /**
  * The machine's init, pid 1 of the sample's pid namespace and the sample's parent. Every process the

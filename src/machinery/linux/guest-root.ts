@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { isNestboxError, NestboxError } from '../../errors.js';
 import { mustRun } from './command.js';
 import { lockFile } from './file-lock.js';
-import { GUEST_INIT_PATH } from './guest-init.js';
+import { GUEST_INIT_REAL_PATH } from './guest-init.js';
 import type { LinuxSettings } from './settings.js';
 
 /** Bump when the build steps change in a way the package list does not show. */
@@ -15,12 +15,13 @@ const SUITE = 'bookworm';
 
 /**
  * What a sample expects on a Linux machine: shells and interpreters, download tools, process tools,
- * archive tools for the archive package, a virtual display (Xvfb) and strace for the fallback tracer.
+ * archive tools for the archive package, a virtual display (Xvfb, and xwd to grab it from inside a
+ * sandbox) and strace for the fallback tracer.
  */
 const BASE_PACKAGES = [
   'bash', 'busybox', 'python3', 'perl', 'nodejs', 'curl', 'wget', 'ca-certificates', 'procps', 'psmisc',
   'iproute2', 'netcat-openbsd', 'file', 'p7zip-full', 'unzip', 'xz-utils', 'bzip2', 'strace',
-  'xvfb', 'x11-utils', 'fonts-dejavu-core',
+  'xvfb', 'x11-utils', 'x11-apps', 'fonts-dejavu-core',
 ];
 /** URL tasks: about 130 MiB to download and 460 MiB installed. */
 const BROWSER_PACKAGES = ['chromium'];
@@ -92,10 +93,21 @@ async function debootstrap(target: string, cache: string, mirror: string): Promi
   );
 }
 
+/**
+ * Writes a file of the guest root from the host. Packages install links (e.g. /sbin/init ->
+ * /lib/systemd/systemd) that are absolute: followed from the host they lead into the host's own
+ * filesystem, so whatever is at the path is removed first and the file is created anew, never followed.
+ */
+async function writeRootFile(root: string, path: string, content: string | Buffer, mode = 0o644): Promise<void> {
+  const target = join(root, path);
+  await rm(target, { force: true });
+  await writeFile(target, content, { mode, flag: 'wx' });
+}
+
 async function installPackages(root: string, cache: string, packages: string[]): Promise<void> {
-  await copyFile('/etc/resolv.conf', join(root, 'etc/resolv.conf'));
+  await writeRootFile(root, 'etc/resolv.conf', await readFile('/etc/resolv.conf'));
   // No daemon may start inside the build chroot.
-  await writeFile(join(root, 'usr/sbin/policy-rc.d'), '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+  await writeRootFile(root, 'usr/sbin/policy-rc.d', '#!/bin/sh\nexit 101\n', 0o755);
   const inChroot = (command: string) => `chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive ${command}`;
   const script = [
     'set -e',
@@ -103,22 +115,20 @@ async function installPackages(root: string, cache: string, packages: string[]):
     'mount --bind "$CACHE" "$ROOT/var/cache/apt/archives"',
     inChroot('apt-get update -qq'),
     inChroot(`apt-get install -y -qq --no-install-recommends ${packages.join(' ')}`),
+    // Cleaned inside the chroot, where the guest's links lead to the guest's files, never the host's
+    // (the package cache is bound in and kept for the next build).
+    inChroot('sh -c "rm -rf /var/cache/apt/*.bin /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/sbin/policy-rc.d"'),
   ].join('\n');
   await mustRun(['unshare', '--mount', '--pid', '--fork', '--', 'sh', '-c', script], 'installing the guest packages', {
     env: { ...process.env, ROOT: root, CACHE: cache },
   });
 }
 
-/** Drops what only the build needed and leaves the files the sandbox binds over per task. */
+/** Leaves the files the sandbox binds over per task. */
 async function finishRoot(root: string): Promise<void> {
-  await rm(join(root, 'usr/sbin/policy-rc.d'), { force: true });
-  for (const dir of ['var/lib/apt/lists', 'var/cache/apt', 'usr/share/doc', 'usr/share/man', 'usr/share/info']) {
-    for (const entry of await readdir(join(root, dir)).catch(() => [])) {
-      if (entry !== 'archives') await rm(join(root, dir, entry), { recursive: true, force: true });
-    }
-  }
-  await writeFile(join(root, 'etc/resolv.conf'), 'nameserver 127.0.0.1\n');
-  await writeFile(join(root, 'etc/hostname'), 'localhost\n');
-  await writeFile(join(root, GUEST_INIT_PATH.slice(1)), '', { mode: 0o755 });
-  await writeFile(join(root, 'etc/hosts'), '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n');
+  await writeRootFile(root, 'etc/resolv.conf', 'nameserver 127.0.0.1\n');
+  await writeRootFile(root, 'etc/hostname', 'localhost\n');
+  // /sbin is a link to usr/sbin in Debian: the placeholder the init is bound over is written at its real place.
+  await writeRootFile(root, GUEST_INIT_REAL_PATH.slice(1), '', 0o755);
+  await writeRootFile(root, 'etc/hosts', '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n');
 }

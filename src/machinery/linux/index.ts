@@ -11,9 +11,11 @@ import type { CreateTaskNetwork, Tracer } from './contracts.js';
 import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { cleanupStaleNetworks, createTaskNetwork } from './network/index.js';
+import { createTracer, type BehaviourTracer } from './tracer/index.js';
 import { isMachineId } from './machine-id.js';
 import { MachineDisk, MOUNT_PREFIX, mountsWhere } from './overlay.js';
 import { ownerIsAlive } from './ownership.js';
+import { supportsDisableUserns } from './sandbox.js';
 import { sandboxSeccompProgram } from './seccomp.js';
 import { LinuxSession, type MachineContext } from './session.js';
 import { parseLinuxSettings, type LinuxSettings } from './settings.js';
@@ -27,8 +29,7 @@ export { machineId } from './machine-id.js';
 /** Parts the machinery is composed of; tests may hand in stand-ins for parts not under test. */
 export interface LinuxMachineryParts {
   createTaskNetwork: CreateTaskNetwork;
-  /** Undefined: the behaviour tracer of ./tracer. */
-  createTracer?: (log: Logger) => Tracer;
+  createTracer: (log: Logger) => Tracer;
 }
 
 const SECCOMP_FILE = 'seccomp.bpf';
@@ -39,7 +40,12 @@ const REQUIRED_TOOLS = ['bwrap', 'nsenter', 'unshare', 'mount', 'umount', 'tar',
  * guest root, behind its own task network, traced by the behaviour tracer. See session.ts for one
  * machine's life and platform-notes.md for what the host offers.
  */
-export function createLinuxMachinery(config: Config, log: Logger, parts: Partial<LinuxMachineryParts> = {}): Machinery {
+export interface LinuxMachinery extends Machinery {
+  /** Ends what the machinery keeps ready between tasks (the tracer's waiting eBPF program). */
+  close(): Promise<void>;
+}
+
+export function createLinuxMachinery(config: Config, log: Logger, parts: Partial<LinuxMachineryParts> = {}): LinuxMachinery {
   const contexts = new Map<string, Promise<MachineContext>>();
   const machineLog = log.child({ machinery: 'linux' });
 
@@ -70,6 +76,12 @@ export function createLinuxMachinery(config: Config, log: Logger, parts: Partial
       const context = await contextFor(request.machine.name);
       return LinuxSession.start(context, request);
     },
+    async close() {
+      for (const context of contexts.values()) {
+        const tracer = await context.then((ready) => ready.tracer).catch(() => undefined);
+        if (tracer && 'close' in tracer) await (tracer as BehaviourTracer).close();
+      }
+    },
     async cleanupStale() {
       const runDirs = new Set(linuxMachines().map((machine) => settingsOf(machine.name).run_dir));
       for (const runDir of runDirs) await cleanupStaleMachines(runDir, machineLog);
@@ -92,7 +104,9 @@ async function prepareMachine(
   await mkdir(settings.run_dir, { recursive: true, mode: 0o700 });
   const seccompPath = join(settings.run_dir, SECCOMP_FILE);
   await writeFile(seccompPath, sandboxSeccompProgram());
-  const createTracer = settings.tracing ? (parts.createTracer ?? (await loadTracer())) : undefined;
+  const tracer = settings.tracing ? (parts.createTracer ?? createTracer)(log) : undefined;
+  // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
+  if (tracer && 'prepare' in tracer) void (tracer as BehaviourTracer).prepare();
   const machine = config.machines.find((candidate) => candidate.name === name);
   log.info({ machine: name, guestRoot, cgroups: cgroupLayout.kind }, 'linux machine ready');
   return {
@@ -100,20 +114,14 @@ async function prepareMachine(
     guestRoot,
     initPath,
     seccompPath,
+    disableUserns: supportsDisableUserns((await runCommand(['bwrap', '--version'])).stdout),
     cgroupLayout,
     hostname: machine?.label ?? name,
     internetInterface: config.routing.internet_interface,
     archivePasswords: config.archives.passwords,
     createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
-    ...(createTracer ? { tracer: createTracer(log) } : {}),
+    ...(tracer ? { tracer } : {}),
   };
-}
-
-async function loadTracer(): Promise<(log: Logger) => Tracer> {
-  // Imported on first use, so that a machine configured without tracing never loads it.
-  const specifier = './tracer/index.js';
-  const module = (await import(specifier)) as { createTracer: (log: Logger) => Tracer };
-  return module.createTracer;
 }
 
 async function checkTools(settings: LinuxSettings): Promise<void> {

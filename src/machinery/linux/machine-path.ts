@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { lstat, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { internal } from '../../errors.js';
 
@@ -30,6 +30,21 @@ export async function writeInMachine(root: string, inMachine: string, data: Buff
     await handle.writeFile(data);
     await handle.chmod(mode);
   } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Makes sure each path is a regular file of the machine (an empty one if it was not): the sandbox binds
+ * files over them, which fails on a link or folder a sample may have left in a reboot task's state.
+ */
+export async function ensureRegularFiles(root: string, paths: string[]): Promise<void> {
+  for (const inMachine of paths) {
+    const target = await hostPathInMachine(root, inMachine);
+    const stat = await lstat(target).catch(() => null);
+    if (stat?.isFile()) continue;
+    if (stat) await rm(target, { recursive: true, force: true });
+    const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
     await handle.close();
   }
 }

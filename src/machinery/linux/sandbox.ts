@@ -30,6 +30,8 @@ export interface SandboxSpec {
   argv: string[];
   /** Extra pipes after stdin/stdout/stderr/seccomp: they appear in the sandbox as fds 4, 5... */
   extraPipes?: number;
+  /** bubblewrap 0.8 and later can forbid nested user namespaces itself (seccomp refuses them anyway). */
+  disableUserns: boolean;
   /** bwrap waits, namespaces ready, until something can be read from this fd before starting argv. */
   blockFd?: number;
 }
@@ -37,10 +39,17 @@ export interface SandboxSpec {
 const SECCOMP_FD = 3;
 const ENTER_CGROUP = 'IFS="\n"; for f in $NESTBOX_CGROUP_PROCS; do echo $$ > "$f" || exit 125; done; exec "$@"';
 
+/** Whether this bubblewrap knows --disable-userns (0.8.0 and later). */
+export function supportsDisableUserns(versionText: string): boolean {
+  const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(versionText) ?? []).slice(1).map(Number);
+  return major > 0 || minor >= 8;
+}
+
 export function sandboxArgv(spec: SandboxSpec): string[] {
   const bwrap = [
     'bwrap',
-    '--unshare-user', '--uid', '0', '--gid', '0', '--disable-userns',
+    '--unshare-user', '--uid', '0', '--gid', '0',
+    ...(spec.disableUserns ? ['--disable-userns'] : []),
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup',
     '--hostname', spec.hostname,
     '--die-with-parent', '--new-session', '--cap-drop', 'ALL',

@@ -1,14 +1,15 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { runCommand } from './command.js';
+import { decodeXwd } from './xwd-image.js';
 
 /**
- * Screenshots of the machine's virtual display: the host joins the machine's network namespace (the X
- * server's abstract socket lives there), grabs the screen with `xwd -root`, and when it differs from the
- * last grab, converts it to shots/0001.jpg, 0002.jpg... with ImageMagick.
+ * Screenshots of the machine's virtual display: `xwd -root` grabs the screen from a sandbox of its own in
+ * the machine's network namespace (where the X server's abstract socket lives; a sample could replace
+ * that server, so no X client runs on the host), xwd-image.ts decodes the grab, and when the picture
+ * differs from the last one ImageMagick writes it as shots/0001.jpg, 0002.jpg...
  */
 export const CONVERT = '/usr/bin/convert';
 
@@ -20,7 +21,8 @@ export class ScreenshotTaker {
   private count = 0;
 
   constructor(
-    private readonly netnsPath: string,
+    /** Grabs the screen in xwd format; null when the display is not there. */
+    private readonly grab: () => Promise<Buffer | null>,
     private readonly shotsDir: string,
     private readonly intervalMs: number,
     private readonly log: Logger,
@@ -56,13 +58,14 @@ export class ScreenshotTaker {
   /** One look at the screen; a new picture only when it changed. Failures are logged, never thrown. */
   async capture(): Promise<boolean> {
     try {
-      const raw = await grab(this.netnsPath);
+      const raw = await this.grab();
       if (!raw) return false;
-      const hash = createHash('sha1').update(raw.subarray(raw.readUInt32BE(0))).digest('hex');
+      const { ppm } = decodeXwd(raw);
+      const hash = createHash('sha1').update(ppm).digest('hex');
       if (hash === this.lastHash) return false;
       this.lastHash = hash;
       const name = `${String(this.count + 1).padStart(4, '0')}.jpg`;
-      const converted = await runCommand([CONVERT, 'xwd:-', '-quality', '85', `jpg:${join(this.shotsDir, name)}`], { input: raw });
+      const converted = await runCommand([CONVERT, 'ppm:-', '-quality', '85', `jpg:${join(this.shotsDir, name)}`], { input: ppm });
       if (converted.code !== 0) throw new Error(converted.stderr.trim());
       this.count++;
       return true;
@@ -71,15 +74,4 @@ export class ScreenshotTaker {
       return false;
     }
   }
-}
-
-/** The whole screen in xwd format, or null when the display is not there. */
-function grab(netnsPath: string): Promise<Buffer | null> {
-  return new Promise((resolve) => {
-    const child = spawn('nsenter', [`--net=${netnsPath}`, 'xwd', '-root', '-silent', '-display', ':0'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.on('error', () => resolve(null));
-    child.on('close', (code) => resolve(code === 0 && chunks.length > 0 ? Buffer.concat(chunks) : null));
-  });
 }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,9 +14,9 @@ import { MachineCgroups, type CgroupLayout } from './cgroups.js';
 import { runCommand } from './command.js';
 import type { CreateTaskNetwork, TaskNetwork, Tracer, TracerSession } from './contracts.js';
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
-import { GUEST_INIT_PATH } from './guest-init.js';
+import { GUEST_INIT_PATH, GUEST_INIT_REAL_PATH } from './guest-init.js';
 import { machineId } from './machine-id.js';
-import { hostPathInMachine, writeInMachine } from './machine-path.js';
+import { ensureRegularFiles, hostPathInMachine, writeInMachine } from './machine-path.js';
 import { dumpProcessMemory } from './memory-dump.js';
 import { MachineDisk } from './overlay.js';
 import { recordOwner } from './ownership.js';
@@ -33,6 +33,8 @@ export interface MachineContext {
   /** Host path of the compiled init, bound over /sbin/init. */
   initPath: string;
   seccompPath: string;
+  /** bubblewrap supports --disable-userns. */
+  disableUserns: boolean;
   cgroupLayout: CgroupLayout;
   hostname: string;
   internetInterface: string;
@@ -46,6 +48,12 @@ const SAMPLE_DIR = '/tmp';
 const DISPLAY_READY_MS = 10_000;
 const UNPACK_TIMEOUT_MS = 120_000;
 const TRACER_START_MS = 30_000;
+/** A 1280x800 grab is 4 MB; anything far larger is not our X server's. */
+const MAX_GRAB_BYTES = 64 * 2 ** 20;
+/** Files of the machine the sandbox binds over (init, name resolution): checked to be plain files first. */
+const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/etc/hostname'];
+/** Where a tracer running inside the machine writes its log. */
+const TRACE_LOG = '/run/nestbox-trace.log';
 const MAX_DROPPED_FILES = 1000;
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
@@ -60,6 +68,7 @@ export class LinuxSession implements MachineSession {
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
   private displayReady: Promise<void> = Promise.resolve();
+  private traceLog: { inMachine: string; host: string } | undefined;
   private destroyed: Promise<void> | undefined;
   readonly analysisLog: AnalysisLog;
   readonly disk: MachineDisk;
@@ -122,6 +131,7 @@ export class LinuxSession implements MachineSession {
     this.network = network;
     await writeFile(join(this.dir, 'resolv.conf'), `nameserver ${network.gatewayAddress}\n`);
     mark('network, disk');
+    await ensureRegularFiles(this.disk.root, BOUND_FILES);
     await this.placeSample();
     mark('sample placed');
     // Xvfb takes about 0.15 s to be ready: it starts now and the sample waits for it only at the last moment.
@@ -159,6 +169,7 @@ export class LinuxSession implements MachineSession {
       procsFiles: this.cgroups.procsFiles(leaf),
       hostname: this.context.hostname,
       seccompPath: this.context.seccompPath,
+      disableUserns: this.context.disableUserns,
       roBinds: [
         { source: this.context.initPath, dest: GUEST_INIT_PATH },
         { source: join(this.dir, 'resolv.conf'), dest: '/etc/resolv.conf' },
@@ -202,7 +213,24 @@ export class LinuxSession implements MachineSession {
       this.warn('the virtual display did not start: no screenshots');
       return;
     }
-    this.screenshots = new ScreenshotTaker(this.network!.netnsPath, this.request.paths.shots, this.context.settings.screenshot_interval * 1000, this.log);
+    this.screenshots = new ScreenshotTaker(() => this.grabScreen(), this.request.paths.shots, this.context.settings.screenshot_interval * 1000, this.log);
+  }
+
+  /** The screen in xwd format, grabbed from a sandbox on the read-only guest root; null on failure. */
+  private async grabScreen(): Promise<Buffer | null> {
+    const child = spawnSandbox(
+      this.sandboxSpec('support', [GUEST_INIT_PATH, 'xwd', '-root', '-silent', '-display', ':0'], { root: this.context.guestRoot, rootReadOnly: true, cwd: '/' }),
+    );
+    const chunks: Buffer[] = [];
+    let size = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_GRAB_BYTES) chunks.push(chunk);
+      else child.kill('SIGKILL');
+    });
+    child.stderr?.resume();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return code === 0 && size <= MAX_GRAB_BYTES && chunks.length > 0 ? Buffer.concat(chunks) : null;
   }
 
   async run(signal: AbortSignal): Promise<RunResult> {
@@ -311,13 +339,34 @@ export class LinuxSession implements MachineSession {
       }
       this.tracerSession = started;
       this.analysisLog.info(`tracing with ${started.name}`);
-      return started.wrap ? started.wrap(command) : command;
+      return started.wrap ? this.insideMachine(started.wrap(command)) : command;
     } catch (error) {
       this.warn(`the tracer did not start, no behaviour is recorded: ${(error as Error).message}`);
       return command;
     } finally {
       timer.abort();
     }
+  }
+
+  /**
+   * A tracer that launches the sample (strace) runs inside the machine and cannot write to the host path
+   * it was given: its log goes to the machine's own size-limited disk instead, and is handed back to the
+   * tracer (copied to that host path) before it stops.
+   */
+  private insideMachine(argv: string[]): string[] {
+    const output = argv.indexOf('-o');
+    if (output < 0 || output + 1 >= argv.length) return argv;
+    this.traceLog = { inMachine: TRACE_LOG, host: argv[output + 1]! };
+    return [...argv.slice(0, output + 1), TRACE_LOG, ...argv.slice(output + 2)];
+  }
+
+  private async handBackTraceLog(): Promise<void> {
+    if (!this.traceLog) return;
+    const inUpper = join(this.disk.upper, this.traceLog.inMachine);
+    // The sample may have put a link there: only a regular file is copied, never what a link points to.
+    const isFile = await lstat(inUpper).then((stat) => stat.isFile(), () => false);
+    if (!isFile) return this.warn('the tracer left no log in the machine');
+    await copyFile(inUpper, this.traceLog.host).catch((error: Error) => this.warn(`cannot read the tracer's log: ${error.message}`));
   }
 
   /** Last screenshot, memory dumps of the frozen sample, then nothing of the sample runs any more. */
@@ -362,6 +411,7 @@ export class LinuxSession implements MachineSession {
     if (this.tracerSession) {
       const session = this.tracerSession;
       this.tracerSession = undefined;
+      await this.handBackTraceLog();
       try {
         const { lost } = await session.stop();
         if (lost > 0) this.warn(`the tracer dropped ${lost} events`);
@@ -381,6 +431,7 @@ export class LinuxSession implements MachineSession {
         upper: this.disk.upper,
         filesDir: paths.files,
         baseline: this.baseline,
+        exclude: new Set(this.traceLog ? [this.traceLog.inMachine] : []),
         maxFiles: MAX_DROPPED_FILES,
       });
       lines.push(...dropped.map((file) => ({ path: file.path, filepath: file.filepath, pids: [] })));
