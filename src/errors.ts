@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'too_large'
   | 'unavailable'

@@ -7,6 +7,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   too_large: 413,
   unavailable: 500,
@@ -30,7 +31,8 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       reply.raw.destroy();
       return;
     }
-    return reply.code(status).send({ message });
+    // Fastify drops the type set earlier when a handler throws; errors are JSON too.
+    return reply.code(status).type('application/json').send({ message });
   });
 
   app.setNotFoundHandler((request, reply) =>

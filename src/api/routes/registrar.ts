@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notFound } from '../../errors.js';
+import { NestboxError, notFound } from '../../errors.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -8,7 +8,12 @@ export interface RouteOptions {
   v1?: boolean;
 }
 
-/** Registers a route under its path and its aliases. GET routes also answer HEAD, as Flask's do. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
+
+/**
+ * Registers a route under its path and its aliases. Like Flask's, GET routes also answer HEAD, every
+ * route answers OPTIONS with its `Allow` list, and other methods get 405 with that list.
+ */
 export class Registrar {
   constructor(private readonly app: FastifyInstance) {}
 
@@ -21,9 +26,22 @@ export class Registrar {
   }
 
   private route(method: 'GET' | 'POST', paths: string | string[], handler: Handler, options: RouteOptions): void {
+    const allowed = method === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
+    const allow = allowed.join(', ');
+    const others = METHODS.filter((candidate) => !allowed.includes(candidate));
     for (const path of Array.isArray(paths) ? paths : [paths]) {
       for (const prefix of options.v1 ? ['', '/v1'] : ['']) {
-        this.app.route({ method, url: prefix + path, handler });
+        const url = prefix + path;
+        this.app.route({ method, url, handler });
+        this.app.route({ method: 'OPTIONS', url, handler: async (_request, reply) => reply.header('allow', allow).type('text/html; charset=utf-8').code(200).send() });
+        this.app.route({
+          method: others,
+          url,
+          handler: async (request, reply) => {
+            reply.header('allow', allow);
+            throw new NestboxError('method_not_allowed', `${request.method} is not allowed here; use ${allowed[0]}`);
+          },
+        });
       }
     }
   }
