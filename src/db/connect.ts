@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { NestboxError } from '../errors.js';
 import { migrationProvider } from './migrations/index.js';
@@ -40,15 +40,34 @@ function sqlitePath(connection: string, home: string): string {
 
 function openSqlite(file: string): DatabaseHandle {
   mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new SqliteDatabase(file);
+  const sqlite = new BetterSqlite3(file);
   // WAL lets readers proceed during writes; NORMAL sync is durable across process crashes in WAL mode.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, kind: 'sqlite', close: () => db.destroy() };
 }
+
+/** Preparing a statement costs more than running it; the API runs the same few queries over and over. */
+function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        statement = sqlite.prepare(sql);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
 
 function openPostgres(connection: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: connection, max: 10 });
