@@ -60,7 +60,7 @@ describe('linux machine sandbox', () => {
     assertNothingLeft(assert.deepEqual, outcome.machineId);
   });
 
-  it('gives the sample no host file, no host process, no host /sys, no capability and no new namespace', async () => {
+  it('gives the sample no host file, no host process, no host /sys or path, no capability and no new namespace', async () => {
     const marker = `marker-${randomBytes(6).toString('hex')}`;
     const hostFiles = ['/root', '/tmp', '/var/tmp'].map((dir) => join(dir, `nestbox-${marker}`));
     for (const file of hostFiles) writeFileSync(file, `${marker}-content\n`);
@@ -81,6 +81,7 @@ describe('linux machine sandbox', () => {
             'unshare --mount true 2>/dev/null && echo UNSHARE-MOUNT-OK',
             'mount -t tmpfs x /mnt 2>/dev/null && echo MOUNT-OK',
             'echo "UID $(id -u) HOST $(hostname)"',
+            'echo "HOST-PATHS $(cat /proc/self/mountinfo /proc/self/cgroup | grep -c -e nestbox -e /var/lib -e /run/)"',
           ].join('\n'),
         },
       });
@@ -98,6 +99,7 @@ describe('linux machine sandbox', () => {
       assert.ok(output.includes('Seccomp:\t2'));
       for (const escape of ['UNSHARE-OK', 'UNSHARE-MOUNT-OK', 'MOUNT-OK']) assert.ok(!output.includes(escape), escape);
       assert.ok(output.includes('UID 0 HOST linux1'));
+      assert.ok(output.includes('HOST-PATHS 0'), 'mounts and cgroups seen inside name no host path');
       assertNothingLeft(assert.deepEqual, outcome.machineId);
     } finally {
       for (const file of hostFiles) rmSync(file, { force: true });

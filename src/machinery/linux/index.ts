@@ -13,7 +13,7 @@ import { ensureGuestRoot } from './guest-root.js';
 import { cleanupStaleNetworks, createTaskNetwork } from './network/index.js';
 import { createTracer, type BehaviourTracer } from './tracer/index.js';
 import { isMachineId } from './machine-id.js';
-import { MachineDisk, MOUNT_PREFIX, mountsWhere } from './overlay.js';
+import { MachineDisk, mountedMachineDisks } from './overlay.js';
 import { ownerIsAlive } from './ownership.js';
 import { supportsDisableUserns } from './sandbox.js';
 import { sandboxSeccompProgram } from './seccomp.js';
@@ -147,10 +147,7 @@ export async function cleanupStaleMachines(runDir: string, log: Logger): Promise
   // Each machine's folder (which holds its owner record), found from the run folder, its mounts or its cgroups.
   const folders = new Map<string, string | undefined>();
   for (const id of await readdir(runDir).catch(() => [])) if (isMachineId(id)) folders.set(id, join(runDir, id));
-  for (const point of mountsWhere((source) => source.startsWith(MOUNT_PREFIX))) {
-    const match = /^(.*\/([^/]+))\/(?:rw|root)$/.exec(point);
-    if (match && isMachineId(match[2]!) && !folders.has(match[2]!)) folders.set(match[2]!, match[1]!);
-  }
+  for (const [id, dir] of mountedMachineDisks(isMachineId)) if (!folders.has(id)) folders.set(id, dir);
   for (const group of await listMachineGroups(layout)) {
     const id = group.slice(CGROUP_PREFIX.length);
     if (!folders.has(id)) folders.set(id, undefined);
@@ -161,7 +158,7 @@ export async function cleanupStaleMachines(runDir: string, log: Logger): Promise
     stale.push(id);
     try {
       await new MachineCgroups(layout, id).remove();
-      await new MachineDisk(dir ?? join(runDir, id), id).unmount();
+      await new MachineDisk(dir ?? join(runDir, id)).unmount();
       if (dir) await rm(dir, { recursive: true, force: true });
     } catch (error) {
       throw new NestboxError('internal', `cannot clean up stale machine ${id}: ${(error as Error).message}`, { cause: error, context: { id } });

@@ -6,15 +6,14 @@ import { mustRun, runCommand } from './command.js';
  * The machine's disk: the guest root as the read-only lower layer of an overlay whose upper layer lives
  * on a size-limited tmpfs. Whatever the sample writes lands in the upper directory (new and changed
  * files, whiteouts for deletions) and cannot exceed the tmpfs size, so the host disk is never touched.
- * Both mounts are named `nestbox-machine-<id>` so that leftovers of a crash can be found in mountinfo.
+ *
+ * The overlay is mounted with paths relative to the machine's run folder: the sample sees its root's
+ * mount options in /proc/mounts, and they should not spell out where on the host it runs.
  */
-export const MOUNT_PREFIX = 'nestbox-machine-';
-
 export class MachineDisk {
   constructor(
     /** The machine's run folder, e.g. /run/nestbox/machines/<id>. */
     readonly dir: string,
-    readonly machineId: string,
   ) {}
 
   get tmpfs(): string {
@@ -30,9 +29,6 @@ export class MachineDisk {
   get root(): string {
     return join(this.dir, 'root');
   }
-  get source(): string {
-    return `${MOUNT_PREFIX}${this.machineId}`;
-  }
 
   /**
    * Mounts a fresh disk; with `restoreFrom` (a tar of an earlier machine's upper layer) the disk starts
@@ -41,38 +37,51 @@ export class MachineDisk {
   async mount(lower: string, sizeBytes: number, restoreFrom?: string): Promise<void> {
     const script = [
       'set -e',
-      'mkdir -p "$DIR/rw" "$DIR/root"',
-      'mount -t tmpfs -o "size=$SIZE,mode=0755,nosuid,nodev" "$SOURCE" "$DIR/rw"',
-      'mkdir "$DIR/rw/upper" "$DIR/rw/work"',
-      `if [ -n "$RESTORE" ]; then tar -x -f "$RESTORE" -C "$DIR/rw/upper" --numeric-owner --xattrs --xattrs-include='trusted.overlay.*'; fi`,
-      'mount -t overlay -o "lowerdir=$LOWER,upperdir=$DIR/rw/upper,workdir=$DIR/rw/work,nosuid" "$SOURCE" "$DIR/root"',
+      'cd "$DIR"',
+      'mkdir -p rw root',
+      'ln -sfn "$LOWER" lower',
+      'mount -t tmpfs -o "size=$SIZE,mode=0755,nosuid,nodev" tmpfs rw',
+      'mkdir rw/upper rw/work',
+      `if [ -n "$RESTORE" ]; then tar -x -f "$RESTORE" -C rw/upper --numeric-owner --xattrs --xattrs-include='trusted.overlay.*'; fi`,
+      'mount -t overlay -o "lowerdir=lower,upperdir=rw/upper,workdir=rw/work,nosuid" overlay root',
     ].join('\n');
     await mustRun(['sh', '-c', script], 'mounting the machine disk', {
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', DIR: this.dir, SIZE: String(sizeBytes), SOURCE: this.source, LOWER: lower, RESTORE: restoreFrom ?? '' },
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', DIR: this.dir, SIZE: String(sizeBytes), LOWER: lower, RESTORE: restoreFrom ?? '' },
     });
   }
 
   /** Detaches both mounts (lazily, so a straggler cannot block cleanup); safe to call more than once. */
   async unmount(): Promise<void> {
-    const mounted = mountPointsOf(this.source);
+    const ours = new Set([this.root, this.tmpfs]);
+    const mounted = readMounts()
+      .map((mount) => mount.point)
+      .filter((point) => ours.has(point));
     if (mounted.length === 0) return;
     await runCommand(['umount', '--lazy', ...mounted.reverse()]);
   }
 }
 
-/** Mount points whose source is `source`, in mount order. */
-export function mountPointsOf(source: string): string[] {
-  return mountsWhere((mountSource) => mountSource === source);
+interface MountLine {
+  point: string;
+  fsType: string;
 }
 
-/** Mount points whose source matches, in mount order. */
-export function mountsWhere(match: (source: string) => boolean): string[] {
-  const points: string[] = [];
+function readMounts(): MountLine[] {
+  const mounts: MountLine[] = [];
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
     const [left, right] = line.split(' - ');
     if (!left || !right) continue;
-    const source = right.split(' ')[1] ?? '';
-    if (match(source)) points.push(left.split(' ')[4]!.replace(/\\040/g, ' '));
+    mounts.push({ point: left.split(' ')[4]!.replace(/\\040/g, ' '), fsType: right.split(' ')[0] ?? '' });
   }
-  return points;
+  return mounts;
+}
+
+/** Run folders of machine disks still mounted (with their machine ids), for stale cleanup. */
+export function mountedMachineDisks(isMachineId: (name: string) => boolean): Map<string, string> {
+  const disks = new Map<string, string>();
+  for (const { point, fsType } of readMounts()) {
+    const match = /^(.*\/([^/]+))\/(?:rw|root)$/.exec(point);
+    if (match && (fsType === 'tmpfs' || fsType === 'overlay') && isMachineId(match[2]!)) disks.set(match[2]!, match[1]!);
+  }
+  return disks;
 }

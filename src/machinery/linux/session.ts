@@ -48,6 +48,8 @@ const SAMPLE_DIR = '/tmp';
 const DISPLAY_READY_MS = 10_000;
 const UNPACK_TIMEOUT_MS = 120_000;
 const TRACER_START_MS = 30_000;
+/** The sample's sandbox waits on this fd until the tracer records. */
+const BLOCK_FD = 4;
 /** A 1280x800 grab is 4 MB; anything far larger is not our X server's. */
 const MAX_GRAB_BYTES = 64 * 2 ** 20;
 /** Files of the machine the sandbox binds over (init, name resolution): checked to be plain files first. */
@@ -84,7 +86,7 @@ export class LinuxSession implements MachineSession {
     readonly dir: string,
   ) {
     this.log = request.log.child({ machine: id });
-    this.disk = new MachineDisk(dir, id);
+    this.disk = new MachineDisk(dir);
     this.cgroups = new MachineCgroups(context.cgroupLayout, id);
     this.analysisLog = new AnalysisLog(request.paths.analysisLog, context.settings.log_limit_bytes);
   }
@@ -126,10 +128,9 @@ export class LinuxSession implements MachineSession {
         log: this.log,
       }),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
-      this.writeMachineFiles(),
     ]);
     this.network = network;
-    await writeFile(join(this.dir, 'resolv.conf'), `nameserver ${network.gatewayAddress}\n`);
+    await this.writeBoundFiles(network.gatewayAddress);
     mark('network, disk');
     await ensureRegularFiles(this.disk.root, BOUND_FILES);
     await this.placeSample();
@@ -138,17 +139,31 @@ export class LinuxSession implements MachineSession {
     this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
   }
 
-  private async writeMachineFiles(): Promise<void> {
+  /**
+   * The files bound over the guest's own (init, resolv.conf, hosts, hostname) live on the machine's tmpfs,
+   * beside the upper layer: /proc/self/mountinfo shows each bind's source path, and that path then names
+   * nothing of the host.
+   */
+  private async writeBoundFiles(gateway: string): Promise<void> {
     const { hostname } = this.context;
-    await writeFile(join(this.dir, 'hostname'), `${hostname}\n`);
-    await writeFile(join(this.dir, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
+    const dir = this.boundFilesDir;
+    await mkdir(dir);
+    await copyFile(this.context.initPath, join(dir, 'init'));
+    await chmod(join(dir, 'init'), 0o755);
+    await writeFile(join(dir, 'resolv.conf'), `nameserver ${gateway}\n`);
+    await writeFile(join(dir, 'hostname'), `${hostname}\n`);
+    await writeFile(join(dir, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
+  }
+
+  private get boundFilesDir(): string {
+    return join(this.disk.tmpfs, 'bind');
   }
 
   /** Copies the sample into the machine and picks the package that runs it. */
   private async placeSample(): Promise<void> {
     const { request } = this;
     let target;
-    if (request.category === 'file' && !request.samplePath) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
+    if (request.category === 'file' && !request.samplePath && !request.rebootFrom) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
     if (request.category === 'file' && request.samplePath) {
       const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
       this.samplePath = `${SAMPLE_DIR}/${name}`;
@@ -171,10 +186,10 @@ export class LinuxSession implements MachineSession {
       seccompPath: this.context.seccompPath,
       disableUserns: this.context.disableUserns,
       roBinds: [
-        { source: this.context.initPath, dest: GUEST_INIT_PATH },
-        { source: join(this.dir, 'resolv.conf'), dest: '/etc/resolv.conf' },
-        { source: join(this.dir, 'hosts'), dest: '/etc/hosts' },
-        { source: join(this.dir, 'hostname'), dest: '/etc/hostname' },
+        { source: join(this.boundFilesDir, 'init'), dest: GUEST_INIT_PATH },
+        { source: join(this.boundFilesDir, 'resolv.conf'), dest: '/etc/resolv.conf' },
+        { source: join(this.boundFilesDir, 'hosts'), dest: '/etc/hosts' },
+        { source: join(this.boundFilesDir, 'hostname'), dest: '/etc/hostname' },
       ],
       tmpfs: { '/dev/shm': Math.min(64, settings.disk_mb) * 2 ** 20 },
       env: guestEnvironment(settings.screenshots),
@@ -281,17 +296,19 @@ export class LinuxSession implements MachineSession {
 
   private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
     const { request } = this;
-    const BLOCK_FD = 4;
     // The sandbox is set up while the tracer starts; it runs the sample once the tracer records.
-    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...command], { extraPipes: 1, blockFd: BLOCK_FD }));
-    this.sample = child;
-    const exited = once(child, 'exit').then(() => undefined, () => undefined);
-    child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     const [argv] = await Promise.all([this.startTracer(command), this.displayReady]);
     mark('tracer and display ready');
-    if (argv !== command) this.warn('tracer wraps the sample: it was started under the tracer');
+    if (argv !== command) {
+      // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
+      this.analysisLog.info('the tracer starts the sample itself (a sample can notice it is traced)');
+      child.kill('SIGKILL');
+      await once(child, 'exit').catch(() => undefined);
+      child = this.spawnBlocked(argv);
+    }
+    const exited = once(child, 'exit').then(() => undefined, () => undefined);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
     this.screenshots?.start();
@@ -312,6 +329,15 @@ export class LinuxSession implements MachineSession {
     }
     this.analysisLog.info('every process of the sample has exited');
     return 'exited';
+  }
+
+  /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
+  private spawnBlocked(argv: string[]): ChildProcess {
+    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...argv], { extraPipes: 1, blockFd: BLOCK_FD }));
+    child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    this.sample = child;
+    return child;
   }
 
   /** The bwrap launcher exits once init (and so every process of the sample) has. */
