@@ -9,6 +9,8 @@ import { lockFile } from '../src/machinery/linux/file-lock.js';
 import { isMachineId, machineId } from '../src/machinery/linux/machine-id.js';
 import { I386, sandboxSeccompProgram, X86_64 } from '../src/machinery/linux/seccomp.js';
 import { decodeXwd } from '../src/machinery/linux/xwd-image.js';
+import { linuxSettingsSchema } from '../src/machinery/linux/settings.js';
+import { configTemplate } from '../src/config/template.js';
 import { supportsDisableUserns } from '../src/machinery/linux/sandbox.js';
 import { isNestboxError } from '../src/errors.js';
 import { configSchema } from '../src/config/schema.js';
@@ -222,5 +224,16 @@ describe('screen grab decoding', () => {
     assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 5: 2 })), /shorter than its header/);
     assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 11: 8 })), /unsupported/);
     assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 0: 2 ** 31 })), /shorter than its header|inconsistent/);
+  });
+});
+
+describe('linux machine settings', () => {
+  it('are documented in the configuration template with their defaults', () => {
+    const template = configTemplate('token');
+    const block = template.slice(template.indexOf('# Settings of kind linux'));
+    const documented = Object.fromEntries(
+      [...block.matchAll(/^ {4}# {3}(\w+): (\S+)/gm)].map(([, key, value]) => [key, JSON.parse(/^[\d.]+$|^true$|^false$/.test(value!) ? value! : JSON.stringify(value))]),
+    );
+    assert.deepEqual(documented, linuxSettingsSchema.parse({}));
   });
 });

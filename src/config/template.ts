@@ -58,6 +58,20 @@ machines:                    # analysis machines; kind linux needs no VM image
     resultserver_port: 2042
     options: []
     settings: {}
+    # Settings of kind linux (namespace sandbox on a Debian guest root) and their defaults:
+    #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
+    #   mirror: http://deb.debian.org/debian
+    #   browser: true                 # chromium in the guest root for URL tasks (~130 MiB download)
+    #   run_dir: /run/nestbox/machines
+    #   memory_mb: 1024               # memory limit of the whole machine
+    #   disk_mb: 512                  # what the sample may write in total
+    #   pids_max: 512                 # processes and threads
+    #   cpu_percent: 100              # of one core
+    #   tracing: true                 # behaviour trace (eBPF, strace where eBPF does not work)
+    #   screenshots: true
+    #   screenshot_interval: 1        # seconds
+    #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size
+    #   log_limit_bytes: 1048576      # sample output kept in analysis.log
 
 logging:
   level: info                # fatal | error | warn | info | debug | trace | silent
