@@ -15,6 +15,8 @@ import {
   readEvents,
   runInCgroup,
   shellWorkload,
+  LONG_NAME,
+  ACCENTED_NAME,
   type RunResult,
   type TestCgroup,
 } from './fixtures/tracer-harness.js';
@@ -105,6 +107,15 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
     assert.equal(ofKind(children, 'file.rmdir').find((e) => e.path === join(work, 'd'))?.ret, 0);
     const link = ofKind(children, 'file.link')[0];
     assert.deepEqual(link && [link.from, link.to, link.symbolic, link.ret], ['b.txt', join(work, 'l'), true, 0]);
+    const written = ofKind(mine, 'file.write').map((e) => [e.path, e.bytes]);
+    assert.deepEqual(
+      written.filter(([path]) => path !== join(work, 'a.txt') && path !== '/dev/null'),
+      [
+        [join(work, LONG_NAME, LONG_NAME, 'deep.txt'), 5],
+        [join(work, ACCENTED_NAME), 8],
+      ],
+      'long and non-ASCII paths come out whole',
+    );
     const deleted = ofKind(children, 'file.delete').map((e) => e.path);
     assert.ok(deleted.includes(join(work, 'l')) && deleted.includes(join(work, 'b.txt')), `deleted: ${deleted}`);
   });
@@ -201,6 +212,10 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
         ['setgid', [0], 0],
       ],
     );
+    const threadWrite = ofKind(mine, 'file.write').find((e) => e.path === join(dir, 'from-thread'));
+    assert.deepEqual(threadWrite && [threadWrite.bytes, threadWrite.pid], [6, tour.pid]);
+    assert.notEqual(threadWrite?.tid, tour.pid, 'written by the thread');
+    assert.deepEqual(ofKind(mine, 'process.fork'), [], 'a thread is not a new process');
     assert.deepEqual(ofKind(mine, 'process.kill').map((e) => [e.target, e.signal, e.ret]), [[tour.pid, 0, 0]]);
   });
 

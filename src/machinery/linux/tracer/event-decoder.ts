@@ -193,8 +193,10 @@ export class EventDecoder {
     for (const pid of this.processes.keys()) this.flushAll({ ts, tid: pid }, pid);
   }
 
+  /** A thread named '' (the strace fallback knows no names) keeps its name, or takes its process's. */
   private identify(tid: number, pid: number, ppid: number, comm: string): void {
-    this.threads.set(tid, { pid, comm });
+    const name = comm || this.threads.get(tid)?.comm || this.threads.get(pid)?.comm || '';
+    this.threads.set(tid, { pid, comm: name });
     if (!this.processes.has(pid)) {
       const cwd = this.options.cwdOf?.(pid) ?? null;
       this.processes.set(pid, { ppid, fds: new FdTable(), cwd, written: new Map() });

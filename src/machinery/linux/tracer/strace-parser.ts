@@ -36,7 +36,7 @@ export class StraceParser {
   constructor(private readonly emit: (record: TraceRecord) => void) {}
 
   line(text: string): void {
-    const match = /^(\d+) (\d+\.\d+) (.*)$/.exec(text);
+    const match = /^(\d+)\s+(\d+\.\d+) (.*)$/.exec(text);
     if (!match) return;
     const tid = Number(match[1]);
     let ts = Number(match[2]);
@@ -82,20 +82,21 @@ export class StraceParser {
 
   private call(ts: number, tid: number, call: Call): void {
     this.identify(ts, tid);
-    const op = this.opOf(tid, call);
+    if (call.name === 'execve' || call.name === 'execveat') this.renameOnExec(ts, tid, call);
+    const op = this.opOf(ts, tid, call);
     if (!op) return;
     for (const one of Array.isArray(op) ? op : [op]) this.emit({ ts, tid, ...one });
-    if (call.name === 'execve' || call.name === 'execveat') this.afterExec(ts, tid, call);
   }
 
-  private afterExec(ts: number, tid: number, call: Call): void {
+  /** The kernel names a process after the file it executes (the eBPF tracer reads the name it gave). */
+  private renameOnExec(ts: number, tid: number, call: Call): void {
     if (call.ret !== 0n) return;
     const path = str(call.args[call.name === 'execveat' ? 1 : 0]);
     const pid = this.processOf.get(tid) ?? tid;
     this.emit({ ts, tid, op: 'identity', pid, ppid: 0, comm: posix.basename(path).slice(0, 15) });
   }
 
-  private opOf(tid: number, call: Call): TraceOp | TraceOp[] | null {
+  private opOf(ts: number, tid: number, call: Call): TraceOp | TraceOp[] | null {
     const a = call.args;
     const ret = call.ret === null ? 0 : Number(call.ret);
     switch (call.name) {
@@ -103,7 +104,7 @@ export class StraceParser {
       case 'clone3':
       case 'fork':
       case 'vfork':
-        return this.clone(tid, call, ret);
+        return this.clone(ts, tid, call, ret);
       case 'execve':
         return { op: 'exec', dirfd: -100, path: str(a[0]), argv: strings(a[1]), ret };
       case 'execveat':
@@ -228,12 +229,15 @@ export class StraceParser {
     }
   }
 
-  private clone(tid: number, call: Call, ret: number): TraceOp[] | null {
+  private clone(ts: number, tid: number, call: Call, ret: number): TraceOp[] | null {
     if (ret <= 0) return null;
     const flags = call.name === 'clone' ? objectField(call.args, 'flags') : call.name === 'clone3' ? objectField(call.args, 'flags') : 0n;
     const pid = this.processOf.get(tid) ?? tid;
+    // The new task is introduced here: a thread joins its process, a process comes with the fork.
+    this.seen.add(ret);
     if ((flags & CLONE_THREAD) !== 0n) {
       this.processOf.set(ret, pid);
+      this.emit({ ts, tid: ret, op: 'identity', pid, ppid: 0, comm: '' });
       return null;
     }
     return [{ op: 'fork', child: ret }];
@@ -345,12 +349,25 @@ class ValueParser {
         this.at++;
         return values;
       }
+      const before = this.at;
       const value = this.value();
       if (value === null) return null;
       if (!(value.t === 'other' && value.v === '...')) values.push(value);
-      this.skipSpaceAndComments();
+      this.skipOutValue();
       if (this.text[this.at] === ',') this.at++;
+      // Whatever this is, it is stepped over: parsing always moves on.
+      if (this.at === before) this.at++;
     }
+  }
+
+  /** `{in} => {out}`: strace shows what the kernel wrote back; the value passed in is the one kept. */
+  private skipOutValue(): void {
+    this.skipSpaceAndComments();
+    if (!this.text.startsWith('=>', this.at)) return;
+    this.at += 2;
+    this.skipSpaceAndComments();
+    this.value();
+    this.skipSpaceAndComments();
   }
 
   private value(): Value | null {
@@ -394,7 +411,8 @@ class ValueParser {
         this.at++;
         return { t: 'obj', v: fields };
       }
-      const key = /^([a-z_][a-z0-9_.]*)=/i.exec(this.text.slice(this.at, this.at + 64));
+      const before = this.at;
+      const key = /^([a-z_][a-z0-9_.]*)=(?!>)/i.exec(this.text.slice(this.at, this.at + 64));
       if (key) {
         this.at += key[0].length;
         const value = this.value();
@@ -403,8 +421,9 @@ class ValueParser {
       } else if (this.value() === null) {
         return null;
       }
-      this.skipSpaceAndComments();
+      this.skipOutValue();
       if (this.text[this.at] === ',') this.at++;
+      if (this.at === before) this.at++;
     }
   }
 
