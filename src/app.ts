@@ -12,6 +12,8 @@ export interface AppContext {
   layout: StorageLayout;
   stores: Stores;
   databaseKind: DatabaseKind;
+  /** See DatabaseHandle.changeToken: changes whenever stored data may have changed. */
+  dataChangeToken(): string | undefined;
   fileType: FileTypeDetector;
   log: Logger;
   close(): Promise<void>;
@@ -37,6 +39,7 @@ export async function createContext({ config, home, log }: CreateContextOptions)
     layout,
     stores,
     databaseKind: database.kind,
+    dataChangeToken: () => database.changeToken(),
     fileType,
     log: logger,
     async close() {

@@ -3,6 +3,7 @@ import type { AppContext } from '../app.js';
 import { registerAuth } from './auth.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { cuckooJson } from './json.js';
+import { registerResponseCache } from './response-cache.js';
 import { registerRoutes } from './routes/index.js';
 
 export interface ServerOptions {
@@ -28,6 +29,7 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
   });
   registerErrorHandlers(app);
   registerAuth(app, ctx.config.api.token);
+  registerResponseCache(app, () => ctx.dataChangeToken());
   await registerRoutes(app, ctx, options);
   return app;
 }

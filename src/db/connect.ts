@@ -12,6 +12,12 @@ export type DatabaseKind = 'sqlite' | 'postgres';
 export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: DatabaseKind;
+  /**
+   * Changes whenever the stored data may have changed (any write by this process, or by another
+   * process on the same SQLite file). Undefined where that cannot be known cheaply (PostgreSQL with
+   * other nodes writing), which turns response caching off.
+   */
+  changeToken(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -46,13 +52,24 @@ function openSqlite(file: string): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, kind: 'sqlite', close: () => db.destroy() };
+  const writes = { count: 0 };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  return {
+    db,
+    kind: 'sqlite',
+    changeToken: () => `${writes.count}:${dataVersion.get() as number}`,
+    close: () => db.destroy(),
+  };
 }
 
-/** Preparing a statement costs more than running it; the API runs the same few queries over and over. */
-function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
-  const cache = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
+/**
+ * Preparing a statement costs more than running it, and the API runs the same few queries over and
+ * over. Kysely prepares right before it runs, synchronously, so counting prepared statements that are
+ * not read-only (INSERT ... RETURNING included) counts writes.
+ */
+function withStatementCache(sqlite: BetterSqlite3.Database, writes: { count: number }): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => sqlite.close(),
     prepare(sql) {
@@ -62,6 +79,7 @@ function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
         statement = sqlite.prepare(sql);
         cache.set(sql, statement);
       }
+      if (!statement.readonly) writes.count++;
       return statement;
     },
   };
@@ -72,7 +90,7 @@ const STATEMENT_CACHE_SIZE = 500;
 function openPostgres(connection: string): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: connection, max: 10 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  return { db, kind: 'postgres', changeToken: () => undefined, close: () => db.destroy() };
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {
