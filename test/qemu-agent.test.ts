@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -100,6 +100,19 @@ describe('guest agent (Cuckoo 2.0 agent protocol)', () => {
     assert.equal(background.stdout, null);
     for (let i = 0; i < 50 && !existsSync(marker); i++) await sleep(50);
     assert.equal(readFileSync(marker, 'utf8'), 'done\n');
+  });
+
+  it('runs a Python file in the background (execpy) in its folder, without keeping the agent port', async () => {
+    const dir = join(scratch, 'execpy');
+    mkdirSync(dir);
+    const script = join(dir, 'job.py');
+    writeFileSync(script, 'import os, sys, time\nopen("ran.txt", "w").write(os.getcwd() + " " + sys.argv[0])\ntime.sleep(3)\n');
+    await client.execpy(script, { async: true, cwd: dir });
+    const marker = join(dir, 'ran.txt');
+    for (let i = 0; i < 50 && !existsSync(marker); i++) await sleep(50);
+    assert.equal(readFileSync(marker, 'utf8'), `${dir} ${script}`);
+    const sockets = execFileSync('ss', ['-Hltnp', `sport = :${new URL(baseUrl).port}`], { encoding: 'utf8' });
+    assert.deepEqual(sockets.match(/pid=\d+/g), [`pid=${agent.pid}`], 'the job does not hold the agent socket open');
   });
 
   it('keeps the status the analyzer reports', async () => {

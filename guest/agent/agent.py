@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import runpy
 import shutil
 import stat
 import subprocess
@@ -222,9 +223,37 @@ def route_execpy(request):
     if "filepath" not in request.form:
         return failure(400, "No Python file has been provided")
     try:
+        if "async" in request.form:
+            run_python_forked(request.form["filepath"], request.form.get("cwd") or None)
+            return success("Successfully executed command", stdout=None, stderr=None)
         return run(request, [sys.executable, request.form["filepath"]], False)
     except Exception:
         return exception("Error executing command")
+
+
+def run_python_forked(filepath, cwd):
+    """Runs a Python file in a forked child of the agent, in a session of its own. The child starts
+    with the agent's modules loaded and its code warm, which saves seconds in an emulated guest."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            # The agent's sockets stay with the agent: a respawned agent must be able to listen again.
+            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+            if cwd:
+                os.chdir(cwd)
+            sys.argv = [filepath]
+            runpy.run_path(filepath, run_name="__main__")
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 0
+        finally:
+            os._exit(code)
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
 
 
 def split_command(command):

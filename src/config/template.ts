@@ -72,6 +72,32 @@ machines:                    # analysis machines; kind linux needs no VM image
     #   screenshot_interval: 1        # seconds
     #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size
     #   log_limit_bytes: 1048576      # sample output kept in analysis.log
+  # A QEMU virtual machine, restored for each task from a booted, saved state of nestbox's Debian guest
+  # image (built on first use, or beforehand with "nestbox image build"). Its settings and their defaults:
+  # - name: qemu1
+  #   kind: qemu
+  #   settings:
+  #     image_dir: /var/lib/nestbox/images   # built images and ready states
+  #     run_dir: /run/nestbox/qemu           # per-task sockets, logs and disk overlay
+  #     suite: bookworm                      # Debian release of the image
+  #     mirror: http://deb.debian.org/debian
+  #     memory_mb: 512
+  #     cpus: 1
+  #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
+  #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
+  #     tracing: true                        # strace in the guest
+  #     screenshots: true
+  #     screenshot_interval: 1               # seconds
+  #     collect_grace: 30                    # seconds past the timeout for the guest's uploads
+  #     boot_timeout: 300                    # seconds a first boot may take
+  #     log_limit_bytes: 1048576             # analysis.log size limit
+  #     max_uploads: 200                     # dropped files and process dumps per task
+  #     max_upload_mb: 256                   # per upload
+  #     max_total_upload_mb: 1024
+  #     disk: ""                             # an operator's own disk (any QEMU-bootable image with a Cuckoo agent
+  #     state: ""                            #   on 10.0.2.15:8000) and its saved state, made on first use
+  #     nic_model: virtio-net-pci            # or e1000 (guests without virtio drivers)
+  #     disk_bus: virtio                     # or ide
 
 logging:
   level: info                # fatal | error | warn | info | debug | trace | silent

@@ -2,10 +2,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NestboxError } from '../errors.js';
 import { createLinuxMachinery } from './linux/index.js';
+import { createQemuMachinery } from './qemu/index.js';
 import type { Machinery, MachineryFactory } from './types.js';
 
 /** Machinery kinds by the name machines give in their `kind`. */
-const factories = new Map<string, MachineryFactory>([['linux', createLinuxMachinery]]);
+const factories = new Map<string, MachineryFactory>([
+  ['linux', createLinuxMachinery],
+  ['qemu', createQemuMachinery],
+]);
 
 export function registerMachinery(kind: string, factory: MachineryFactory): void {
   factories.set(kind, factory);

@@ -61,6 +61,11 @@ export class AgentClient {
     return this.request('GET', '/status');
   }
 
+  /** `GET /system`: Python's platform.system() in the guest: Linux, Windows... */
+  async system(): Promise<string> {
+    return (await this.request<{ system: string }>('GET', '/system')).system;
+  }
+
   async environ(): Promise<Record<string, string>> {
     return (await this.request<{ environ: Record<string, string> }>('GET', '/environ')).environ;
   }
@@ -99,6 +104,14 @@ export class AgentClient {
     if (options.shell) fields.shell = '1';
     if (options.cwd) fields.cwd = options.cwd;
     return this.request<ExecuteResult>('POST', '/execute', fields);
+  }
+
+  /** `POST /execpy`: runs a Python file with the agent's interpreter. */
+  async execpy(filepath: string, options: Omit<ExecuteOptions, 'shell'> = {}): Promise<ExecuteResult> {
+    const fields: Fields = { filepath };
+    if (options.async) fields.async = '1';
+    if (options.cwd) fields.cwd = options.cwd;
+    return this.request<ExecuteResult>('POST', '/execpy', fields);
   }
 
   private async request<T>(method: 'GET' | 'POST', path: string, fields?: Fields, timeoutMs = this.requestTimeoutMs): Promise<T> {

@@ -17,7 +17,7 @@ export interface GuestMachineOptions {
   runDir: string;
   processName: string;
   disk: string;
-  start: { boot: ColdBoot } | { stateFile: string };
+  start: { boot: ColdBoot | null } | { stateFile: string };
   /** Host tap device for the analysis card. */
   tap?: string | null;
   /** Open the result channels as sockets in the run folder (otherwise their output is discarded). */

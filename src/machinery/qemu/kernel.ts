@@ -21,7 +21,9 @@ export interface GuestKernel {
 export async function fetchDebianKernel(workDir: string, debs: string, metaPackage = 'linux-image-amd64'): Promise<GuestKernel> {
   const tree = join(workDir, 'kernel-package');
   await mkdir(debs, { recursive: true });
-  const meta = await downloadPackage(metaPackage, workDir);
+  await mkdir(join(workDir, 'debs'), { recursive: true });
+  // The meta-package only names the current kernel package: fetched every time, kept nowhere.
+  const meta = await downloadPackage(metaPackage, join(workDir, 'debs'));
   const deb = await downloadPackage(await firstDependency(meta), debs, { reuse: true });
   await unpackPackage(deb, tree);
   const bzImageName = (await readdir(join(tree, 'boot'))).find((name) => name.startsWith('vmlinuz-'));

@@ -16,6 +16,9 @@ export interface Hardware {
   accel: Accelerator;
   memoryMb: number;
   cpus: number;
+  /** virtio for nestbox's image; e1000 and ide for guests without virtio drivers (Windows). */
+  nicModel: 'virtio-net-pci' | 'e1000';
+  diskBus: 'virtio' | 'ide';
 }
 
 export const AGENT_MAC = '52:54:00:4e:42:01';
@@ -44,8 +47,8 @@ export interface MachineWiring {
   channels: Record<ResultChannel, string | null>;
   /** Host tap device behind the analysis card; null leaves the card unplugged. */
   tap: string | null;
-  /** Either a cold boot of the kernel, or a restore from a saved memory state. */
-  start: { boot: ColdBoot } | { stateFile: string };
+  /** A cold boot (of nestbox's kernel, or null: of the disk, through the firmware), or a restore from a saved memory state. */
+  start: { boot: ColdBoot | null } | { stateFile: string };
 }
 
 export function kernelCommandLine(): string {
@@ -78,24 +81,24 @@ function hardwareArgs(hardware: Hardware): string[] {
 
 /** Identifies the hardware (and QEMU build) a saved state belongs to. */
 export function hardwareKey(hardware: Hardware, qemuVersion: string): string {
-  const signature = JSON.stringify({ args: hardwareArgs(hardware), cmdline: kernelCommandLine(), qemuVersion, RESULT_CHANNELS });
+  const signature = JSON.stringify({ hardware, args: hardwareArgs(hardware), cmdline: kernelCommandLine(), qemuVersion, RESULT_CHANNELS });
   return `${hardware.accel}-${createHash('sha256').update(signature).digest('hex').slice(0, 12)}`;
 }
 
 export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
   const args = ['-name', `nestbox,process=${wiring.processName}`, ...hardwareArgs(hardware)];
   args.push('-drive', `file=${optionValue(wiring.disk)},if=none,id=root,format=qcow2,cache=unsafe,discard=unmap`);
-  args.push('-device', 'virtio-blk-pci,drive=root');
+  args.push('-device', hardware.diskBus === 'virtio' ? 'virtio-blk-pci,drive=root' : 'ide-hd,drive=root,bus=ide.0');
   args.push(
     '-netdev',
     `user,id=agent,restrict=on,net=${AGENT_NETWORK},hostfwd=tcp:127.0.0.1:${wiring.agentPort}-${AGENT_GUEST_ADDRESS}:${AGENT_GUEST_PORT}`,
   );
-  args.push('-device', `virtio-net-pci,netdev=agent,mac=${AGENT_MAC}`);
+  args.push('-device', `${hardware.nicModel},netdev=agent,mac=${AGENT_MAC}`);
   if (wiring.tap) {
     args.push('-netdev', `tap,id=analysis,ifname=${wiring.tap},script=no,downscript=no,vhost=off,vnet_hdr=off`);
-    args.push('-device', `virtio-net-pci,netdev=analysis,mac=${ANALYSIS_MAC}`);
+    args.push('-device', `${hardware.nicModel},netdev=analysis,mac=${ANALYSIS_MAC}`);
   } else {
-    args.push('-device', `virtio-net-pci,mac=${ANALYSIS_MAC}`);
+    args.push('-device', `${hardware.nicModel},mac=${ANALYSIS_MAC}`);
   }
   for (const channel of RESULT_CHANNELS) {
     const socket = wiring.channels[channel];
@@ -105,7 +108,8 @@ export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
   args.push('-serial', `file:${optionValue(wiring.serialLog)}`);
   args.push('-qmp', `unix:${optionValue(wiring.qmpSocket)},server=on,wait=off`);
   if ('boot' in wiring.start) {
-    args.push('-kernel', wiring.start.boot.kernel, '-initrd', wiring.start.boot.initrd, '-append', kernelCommandLine());
+    const { boot } = wiring.start;
+    if (boot) args.push('-kernel', boot.kernel, '-initrd', boot.initrd, '-append', kernelCommandLine());
   } else {
     args.push('-incoming', `exec:cat ${shellQuote(wiring.start.stateFile)}`);
   }

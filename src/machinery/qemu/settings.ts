@@ -21,11 +21,20 @@ export const qemuSettingsSchema = z.object({
   cpus: z.number().int().min(1).max(16).default(1),
   /** auto: KVM when a short boot test shows it works on this host, else TCG (software emulation). */
   accel: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
-  /** Record the behaviour with strace in the guest (nestbox's own Linux guest only). */
+  /**
+   * nestbox: nestbox's Linux analyzer runs the sample (behaviour trace, dropped files, process dumps; the
+   * guest needs Python 3 and strace, as nestbox's image has). none: the sample is only stored and started
+   * through the agent, for guests prepared for Cuckoo (Windows...): screenshots, capture and full memory
+   * dump, no behaviour log.
+   */
+  analyzer: z.enum(['nestbox', 'none']).default('nestbox'),
+  /** Record the behaviour with strace in the guest (nestbox's analyzer only). */
   tracing: z.boolean().default(true),
   screenshots: z.boolean().default(true),
   /** Seconds between two looks at the screen. */
   screenshot_interval: z.number().positive().default(1),
+  /** Seconds the analyzer gets past the timeout to dump memory and upload files before the guest is stopped. */
+  collect_grace: z.number().int().min(1).default(30),
   /** Seconds a cold boot may take before the guest's agent answers (building the ready state). */
   boot_timeout: z.number().int().positive().default(300),
   /** Bytes of the guest's output kept in analysis.log. */

@@ -8,7 +8,7 @@ import { mustRun } from '../linux/command.js';
 import { lockFile } from '../linux/file-lock.js';
 import { GuestMachine } from './guest-machine.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
-import { hardwareKey, type Hardware } from './machine-args.js';
+import { hardwareKey, type ColdBoot, type Hardware } from './machine-args.js';
 import { qemuVersion } from './qemu-process.js';
 
 /**
@@ -20,6 +20,30 @@ import { qemuVersion } from './qemu-process.js';
 export const BOOT_TIMEOUT_MS = 300_000;
 const MIGRATION_TIMEOUT_MS = 120_000;
 
+/** What a ready state is made from: a base disk, booted through nestbox's kernel or the disk's own firmware boot. */
+export interface ReadySource {
+  name: string;
+  baseDisk: string;
+  /** qemu-img's name of the base disk's format (qcow2, raw, vmdk...). */
+  baseFormat: string;
+  boot: ColdBoot | null;
+  /** Where the state for a hardware key lives. */
+  files(key: string): ReadyStateFiles;
+  /** Held while a state is made, so concurrent nestbox processes make it once. */
+  lockPath: string;
+}
+
+export function imageSource(image: GuestImage): ReadySource {
+  return {
+    name: image.manifest.name,
+    baseDisk: image.baseDisk,
+    baseFormat: 'qcow2',
+    boot: { kernel: image.kernel, initrd: image.initrd },
+    files: (key) => image.readyState(key),
+    lockPath: join(image.dir, '.state.lock'),
+  };
+}
+
 export interface ReadyStateOptions {
   hardware: Hardware;
   /** Scratch run folder for the boot. */
@@ -28,12 +52,12 @@ export interface ReadyStateOptions {
   log: Logger;
 }
 
-export async function ensureReadyState(image: GuestImage, options: ReadyStateOptions): Promise<ReadyStateFiles> {
-  const files = image.readyState(hardwareKey(options.hardware, await qemuVersion()));
+export async function ensureReadyState(source: ReadySource, options: ReadyStateOptions): Promise<ReadyStateFiles> {
+  const files = source.files(hardwareKey(options.hardware, await qemuVersion()));
   if (isComplete(files)) return files;
-  const lock = await lockFile(join(image.dir, '.state.lock'));
+  const lock = await lockFile(source.lockPath);
   try {
-    if (!isComplete(files)) await saveReadyState(image, files, options);
+    if (!isComplete(files)) await saveReadyState(source, files, options);
     return files;
   } finally {
     await lock.release();
@@ -44,21 +68,15 @@ function isComplete(files: ReadyStateFiles): boolean {
   return existsSync(files.stateFile) && existsSync(files.disk) && existsSync(files.overlayTemplate);
 }
 
-async function saveReadyState(image: GuestImage, files: ReadyStateFiles, options: ReadyStateOptions): Promise<void> {
+async function saveReadyState(source: ReadySource, files: ReadyStateFiles, options: ReadyStateOptions): Promise<void> {
   const { hardware, runDir, log } = options;
   const started = Date.now();
   await rm(files.overlayTemplate, { force: true });
-  await createOverlay(image.baseDisk, files.disk);
-  const machine = await GuestMachine.start({
-    hardware,
-    runDir,
-    processName: 'nestbox-build',
-    disk: files.disk,
-    start: { boot: { kernel: image.kernel, initrd: image.initrd } },
-  });
+  await createOverlay(source.baseDisk, files.disk, source.baseFormat);
+  const machine = await GuestMachine.start({ hardware, runDir, processName: 'nestbox-build', disk: files.disk, start: { boot: source.boot } });
   try {
     const agent = await machine.agent.waitUntilReady(options.bootTimeoutMs ?? BOOT_TIMEOUT_MS);
-    log.info({ image: image.manifest.name, key: files.key, bootMs: Date.now() - started, agent: agent.version }, 'guest booted; saving its memory');
+    log.info({ image: source.name, key: files.key, bootMs: Date.now() - started, agent: agent.version }, 'guest booted; saving its memory');
     await saveMemory(machine, `${files.stateFile}.partial`);
     await rename(`${files.stateFile}.partial`, files.stateFile);
   } catch (error) {
@@ -71,7 +89,7 @@ async function saveReadyState(image: GuestImage, files: ReadyStateFiles, options
   }
   await createOverlay(files.disk, `${files.overlayTemplate}.partial`);
   await rename(`${files.overlayTemplate}.partial`, files.overlayTemplate);
-  log.info({ image: image.manifest.name, key: files.key, seconds: Math.round((Date.now() - started) / 1000) }, 'guest ready state saved');
+  log.info({ image: source.name, key: files.key, seconds: Math.round((Date.now() - started) / 1000) }, 'guest ready state saved');
 }
 
 /**
@@ -95,8 +113,15 @@ async function saveMemory(machine: GuestMachine, path: string): Promise<void> {
 }
 
 /** An empty qcow2 overlay whose reads fall through to `backing`. */
-export async function createOverlay(backing: string, path: string): Promise<void> {
-  await mustRun(['qemu-img', 'create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', backing, path], 'creating a disk overlay');
+export async function createOverlay(backing: string, path: string, backingFormat = 'qcow2'): Promise<void> {
+  await mustRun(['qemu-img', 'create', '-q', '-f', 'qcow2', '-F', backingFormat, '-b', backing, path], 'creating a disk overlay');
+}
+
+/** The format of an operator's disk image, as qemu-img detects it. */
+export async function diskFormat(path: string): Promise<string> {
+  const info = JSON.parse(await mustRun(['qemu-img', 'info', '--output=json', path], `reading the disk image ${path}`)) as { format?: string };
+  if (!info.format) throw internal(`qemu-img cannot tell the format of ${path}`, { context: { path } });
+  return info.format;
 }
 
 /**

@@ -1,0 +1,79 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import { unavailable } from '../../errors.js';
+import { runCommand } from '../linux/command.js';
+import type { CreateTaskNetwork } from '../linux/contracts.js';
+import { cleanupStaleNetworks, createTaskNetwork } from '../linux/network/index.js';
+import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
+import { prepareQemuMachine } from './prepare.js';
+import { QemuSession, type QemuMachineContext } from './session.js';
+import { parseQemuSettings, type QemuSettings } from './settings.js';
+import { cleanupStaleQemu } from './stale.js';
+
+export { buildImage, DEFAULT_RECIPE } from './image-builder.js';
+export { parseQemuSettings, qemuSettingsSchema, type QemuSettings } from './settings.js';
+export { QemuSession, type QemuMachineContext, type StartTimings } from './session.js';
+export { prepareQemuMachine } from './prepare.js';
+
+/** Parts the machinery is composed of. */
+export interface QemuMachineryParts {
+  createTaskNetwork: CreateTaskNetwork;
+}
+
+const REQUIRED_TOOLS = ['qemu-system-x86_64', 'qemu-img', 'ip', 'setpriv'];
+
+/**
+ * The `qemu` machinery: each task runs in a new QEMU restored in a fraction of a second from a saved,
+ * booted state of its image, on a throw-away disk overlay, behind its own task network (the same as the
+ * linux machinery's). See session.ts for one machine's life and snapshot.ts for the ready state.
+ */
+export function createQemuMachinery(config: Config, log: Logger, parts: Partial<QemuMachineryParts> = {}): Machinery {
+  const machineLog = log.child({ machinery: 'qemu' });
+  const contexts = new Map<string, Promise<QemuMachineContext>>();
+  const qemuMachines = () => config.machines.filter((machine) => machine.kind === 'qemu');
+  const settingsOf = (name: string): QemuSettings =>
+    parseQemuSettings(config.machines.find((machine) => machine.name === name)?.settings ?? {}, name);
+
+  const contextFor = (name: string): Promise<QemuMachineContext> => {
+    let context = contexts.get(name);
+    if (!context) {
+      context = checkTools().then(() =>
+        prepareQemuMachine(name, settingsOf(name), {
+          log: machineLog,
+          internetInterface: config.routing.internet_interface,
+          createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
+        }),
+      );
+      contexts.set(name, context);
+      context.catch(() => contexts.delete(name));
+    }
+    return context;
+  };
+
+  return {
+    kind: 'qemu',
+    manager: 'QEMU',
+    async prepare() {
+      for (const machine of qemuMachines()) await contextFor(machine.name);
+    },
+    async start(request: AnalysisRequest): Promise<MachineSession> {
+      return QemuSession.start(await contextFor(request.machine.name), request);
+    },
+    async cleanupStale() {
+      const runDirs = new Set(qemuMachines().map((machine) => settingsOf(machine.name).run_dir));
+      for (const runDir of runDirs) await cleanupStaleQemu(runDir, machineLog);
+      await cleanupStaleNetworks(machineLog);
+    },
+  };
+}
+
+async function checkTools(): Promise<void> {
+  const missing: string[] = [];
+  for (const tool of REQUIRED_TOOLS) {
+    if ((await runCommand(['sh', '-c', `command -v ${tool}`])).code !== 0) missing.push(tool);
+  }
+  if (missing.length > 0) {
+    throw unavailable(`the qemu machinery needs ${missing.join(', ')} (scripts/setup.sh installs them)`, { context: { missing } });
+  }
+  if (process.getuid?.() !== 0) throw unavailable('the qemu machinery must run as root (tap devices, network namespaces)');
+}

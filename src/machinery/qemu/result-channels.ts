@@ -1,0 +1,134 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EVENTS_FILE } from '../../analysis/events.js';
+import type { AnalysisPaths } from '../../storage/layout.js';
+import { EventDecoder } from '../linux/tracer/event-decoder.js';
+import { EventsWriter } from '../linux/tracer/events-writer.js';
+import { AnalysisUploads, type UploadLimits } from './analysis-uploads.js';
+import type { GuestMachine } from './guest-machine.js';
+import { StraceRecords } from './strace-records.js';
+import { withTimeout } from './timeouts.js';
+import { UploadStream } from './upload-stream.js';
+
+/**
+ * The host end of the guest's three result ports, read while the sample runs:
+ *   trace  strace's output, kept raw in logs/strace.log and decoded into logs/events.jsonl
+ *   log    the analyzer's and the sample's output: analysis.log (capped)
+ *   files  dropped files and process dumps (upload-stream.ts)
+ * What arrived is on the host already, whatever the sample does to the guest afterwards.
+ */
+export interface ResultChannelOptions {
+  logLimitBytes: number;
+  uploads: UploadLimits;
+}
+
+export interface ChannelSummary {
+  events: number;
+  uploads: AnalysisUploads;
+  warnings: string[];
+}
+
+const QUIET_MS = 150;
+
+export class ResultChannels {
+  private lastData = Date.now();
+  private logBytes = 0;
+  private logTruncated = false;
+  private pendingLine = '';
+
+  private constructor(
+    private readonly sockets: Socket[],
+    private readonly events: EventsWriter,
+    private readonly decoder: EventDecoder,
+    private readonly records: StraceRecords,
+    private readonly rawTrace: WriteStream,
+    private readonly analysisLog: WriteStream,
+    readonly uploads: AnalysisUploads,
+    private readonly options: ResultChannelOptions,
+  ) {}
+
+  static async open(machine: GuestMachine, paths: AnalysisPaths, options: ResultChannelOptions): Promise<ResultChannels> {
+    const events = await EventsWriter.open(join(paths.dir, EVENTS_FILE));
+    const decoder = new EventDecoder((event) => events.write(event));
+    const records = new StraceRecords((record) => decoder.record(record));
+    const rawTrace = createWriteStream(join(paths.logs, 'strace.log'));
+    const analysisLog = createWriteStream(paths.analysisLog, { flags: 'a' });
+    const uploads = new AnalysisUploads(paths, options.uploads);
+    const sockets = await Promise.all(
+      (['trace', 'log', 'files'] as const).map((channel) => connectSocket(machine.channelSocket(channel)!)),
+    );
+    const channels = new ResultChannels(sockets, events, decoder, records, rawTrace, analysisLog, uploads, options);
+    channels.wire(sockets[0]!, sockets[1]!, sockets[2]!);
+    return channels;
+  }
+
+  private wire(trace: Socket, log: Socket, files: Socket): void {
+    const uploadStream = new UploadStream(this.uploads);
+    trace.on('data', (chunk: Buffer) => this.onTrace(chunk));
+    log.on('data', (chunk: Buffer) => this.onLog(chunk));
+    files.on('data', (chunk: Buffer) => {
+      this.lastData = Date.now();
+      uploadStream.push(chunk);
+    });
+    for (const socket of this.sockets) socket.on('error', () => undefined);
+  }
+
+  private onTrace(chunk: Buffer): void {
+    this.lastData = Date.now();
+    this.rawTrace.write(chunk);
+    const lines = (this.pendingLine + chunk.toString('latin1')).split('\n');
+    this.pendingLine = lines.pop() ?? '';
+    // strace escapes every non-ASCII byte, so latin1 decoding loses nothing.
+    for (const line of lines) this.records.line(line);
+  }
+
+  private onLog(chunk: Buffer): void {
+    this.lastData = Date.now();
+    const room = this.options.logLimitBytes - this.logBytes;
+    if (room <= 0) {
+      if (!this.logTruncated) this.analysisLog.write('\n[nestbox: analysis log truncated]\n');
+      this.logTruncated = true;
+      return;
+    }
+    const part = chunk.subarray(0, room);
+    this.logBytes += part.length;
+    this.analysisLog.write(part);
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) for the guest's last upload and for the ports to fall quiet, then
+   * completes every file. Call once the analyzer reported its end, or the machine was stopped.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    await withTimeout(this.uploads.done, timeoutMs);
+    while (Date.now() - this.lastData < QUIET_MS && Date.now() < deadline) await sleep(QUIET_MS / 3);
+  }
+
+  async close(): Promise<ChannelSummary> {
+    for (const socket of this.sockets) socket.destroy();
+    if (this.pendingLine) this.records.line(this.pendingLine);
+    this.pendingLine = '';
+    this.decoder.finish(Date.now() / 1000);
+    this.uploads.abandon();
+    await Promise.all([this.events.close(), endStream(this.rawTrace), endStream(this.analysisLog)]);
+    return { events: this.events.count, uploads: this.uploads, warnings: [...this.uploads.warnings] };
+  }
+}
+
+async function endStream(stream: WriteStream): Promise<void> {
+  if (stream.closed) return;
+  stream.end();
+  await once(stream, 'close');
+}
+
+function connectSocket(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once('connect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
