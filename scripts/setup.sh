@@ -85,8 +85,14 @@ prepare_guest() {
   as_root node dist/src/machinery/linux/prepare-guest.js >/dev/null
 }
 
+# The qemu machines' guest image (debootstrap and a first boot, a few minutes once; cached in /var/lib/nestbox).
+prepare_qemu_image() {
+  log "preparing the qemu guest image"
+  as_root node dist/src/cli/main.js image build >/dev/null
+}
+
 install_packages "${packages[@]}"
 check_node
 install_modules
 build
-if $want_tests; then prepare_guest; fi
+if $want_tests; then prepare_guest; prepare_qemu_image; fi

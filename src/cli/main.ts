@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { NestboxError } from '../errors.js';
 import { NESTBOX_RELEASE } from '../version.js';
 import { listCommand, statusCommand, submitCommand } from './commands.js';
+import { imageBuildCommand } from './images.js';
 import { startCommand } from './start.js';
 
 const program = new Command()
@@ -48,6 +49,14 @@ program
   .option('-n, --limit <n>', 'at most this many')
   .option('--status <status>', 'only tasks in this state')
   .action((options) => listCommand({ ...program.opts(), ...options }));
+
+program
+  .command('image')
+  .description('guest images of the qemu machines')
+  .command('build')
+  .description("build the qemu machines' guest image and ready state now (otherwise on first use)")
+  .option('--machine <name>', 'only this qemu machine of the configuration')
+  .action((options) => imageBuildCommand({ ...program.opts(), ...options }));
 
 try {
   await program.parseAsync(process.argv);
