@@ -11,7 +11,7 @@ const MAX_ENTRIES = 2000;
 
 interface Entry {
   token: string;
-  body: Buffer;
+  body: string;
 }
 
 declare module 'fastify' {
@@ -34,7 +34,8 @@ export function registerResponseCache(app: FastifyInstance, changeToken: () => s
       // Most recently used last, so eviction drops the oldest.
       entries.delete(key);
       entries.set(key, entry);
-      return reply.code(200).send(entry.body);
+      // An identity serializer sends the text as it is, with the same Content-Type as a fresh answer.
+      return reply.code(200).serializer(asIs).send(entry.body);
     }
     // The token is taken before the handler reads, so a write during the request makes the entry stale.
     request.cacheKey = key;
@@ -44,10 +45,12 @@ export function registerResponseCache(app: FastifyInstance, changeToken: () => s
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.cacheKey === undefined || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
     if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-    entries.set(request.cacheKey, { token: request.cacheToken!, body: Buffer.from(payload) });
+    entries.set(request.cacheKey, { token: request.cacheToken!, body: payload });
     return payload;
   });
 }
+
+const asIs = (text: unknown) => text as string;
 
 function keyOf(request: FastifyRequest): string {
   return `${request.headers['x-requested-with'] === 'XMLHttpRequest' ? 'c' : 'p'}${request.url}`;

@@ -21,18 +21,23 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
     return503OnClosing: false,
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    const compact = request.headers['x-requested-with'] === 'XMLHttpRequest';
-    reply.serializer((payload: unknown) => cuckooJson(payload, compact));
+  app.addHook('onRequest', async (_request, reply) => {
     reply.type('application/json');
     reply.headers(SECURITY_HEADERS);
   });
   registerErrorHandlers(app);
   registerAuth(app, ctx.config.api.token);
+  // Before the JSON serializer is chosen: cached answers are sent as the text they already are.
   registerResponseCache(app, () => ctx.dataChangeToken());
+  app.addHook('onRequest', async (request, reply) => {
+    reply.serializer(request.headers['x-requested-with'] === 'XMLHttpRequest' ? compactJson : prettyJson);
+  });
   await registerRoutes(app, ctx, options);
   return app;
 }
+
+const prettyJson = (payload: unknown) => cuckooJson(payload, false);
+const compactJson = (payload: unknown) => cuckooJson(payload, true);
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
