@@ -8,7 +8,9 @@ import { EVENTS_FILE } from '../src/analysis/events.js';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
 import { createTracer } from '../src/machinery/linux/tracer/index.js';
 import type { Machinery } from '../src/machinery/types.js';
-import { assertNothingLeft, leftoversOf, runInMachine, sampleOutput, testMachinery, workDir } from './linux-support.js';
+import { isNestboxError } from '../src/errors.js';
+import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
+import { assertNothingLeft, leftoversOf, runInMachine, runningMachineIds, sampleOutput, testMachinery, workDir } from './linux-support.js';
 
 /**
  * The linux machinery as the scheduler uses it (start -> run -> stop -> collect -> destroy) with the real
@@ -138,6 +140,21 @@ describe('linux machinery', () => {
       }
     });
   }
+
+  it('refuses an unknown package with a clear error and leaves nothing half-made', async () => {
+    const taskId = 46_655 + Math.floor(Math.random() * 1000);
+    const prefix = `${taskId.toString(36)}_`;
+    await assert.rejects(
+      runInMachine(machinery, { taskId, package: 'word', sample: { name: 'x.sh', content: 'echo no\n' } }),
+      (error: unknown) => isNestboxError(error, 'invalid_input') && /unknown analysis package "word"/.test(error.message),
+    );
+    const ours = (names: string[]) => names.filter((name) => name.includes(prefix));
+    assert.deepEqual(ours(runningMachineIds()), []);
+    assert.deepEqual(ours(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n')), []);
+    assert.deepEqual(ours(readFileSync('/proc/self/mountinfo', 'utf8').split('\n')), []);
+    const layout = detectCgroupLayout();
+    assert.deepEqual(ours([layout.v2Base, ...Object.values(layout.v1Base)].flatMap((base) => readdirSync(base))), []);
+  });
 
   it('removes what a crashed nestbox left behind, and nothing of live machines', async () => {
     const script = join(workDir, 'crashing-owner.mjs');

@@ -202,6 +202,24 @@ describe('linux machine sandbox', () => {
     assertNothingLeft(assert.deepEqual, outcome.machineId);
   });
 
+  it('holds a CPU burner to its CPU share', async () => {
+    const limited = testMachinery({ cpu_percent: 50 });
+    await limited.prepare();
+    let throttled = 0;
+    const outcome = await runInMachine(limited, {
+      sample: { name: 'burn.sh', content: '#!/bin/sh\nfor i in 1 2; do timeout 2 sh -c "while :; do :; done" & done\nwait\necho burnt\n' },
+      during: async (machineId) => {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const layout = detectCgroupLayout();
+        const group = join(layout.kind === 'hybrid' ? layout.v1Base.cpu! : layout.v2Base, `nestbox-machine-${machineId}`);
+        throttled = Number(/nr_throttled (\d+)/.exec(readFileSync(join(group, 'cpu.stat'), 'utf8'))?.[1]);
+      },
+    });
+    assert.ok(sampleOutput(outcome).includes('burnt'));
+    assert.ok(throttled > 5, `throttled ${throttled} times`);
+    assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
+
   it('kills a memory hog at the memory limit', async () => {
     const outcome = await runInMachine(machinery, {
       sample: { name: 'hog.sh', content: '#!/bin/bash\npython3 -c "b = b\'x\' * 2 ** 30; print(\'ALLOCATED\')"\necho "exit $?"\n' },
