@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, link, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppContext } from '../app.js';
 import { decodeList, encodeList } from '../db/json-columns.js';
@@ -220,7 +220,6 @@ export class TaskCreation {
 
   /** Stores the binary (keeping an existing one) and makes the task's own target path for it. */
   private async place(file: TypedFile): Promise<PlacedFile> {
-    await mkdir(this.ctx.layout.binaries, { recursive: true });
     const binary = this.ctx.layout.binary(file.hashes.sha256);
     const createdBinary = await linkOrCopy(file.path, binary);
     const targetDir = await mkdtemp(join(this.ctx.layout.tmp, 'tmp'));

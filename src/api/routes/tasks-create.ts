@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -95,18 +96,23 @@ async function withForm<T>(
   options: FormOptions,
   use: (form: ReceivedForm) => Promise<T>,
 ): Promise<T> {
-  let staging: string | undefined;
-  const stagingDir = async () => (staging ??= await mkdtemp(join(ctx.layout.tmp, 'upload-')));
+  // Uploads are staged as single files (no folder per request: every file-system call counts here).
+  const staged: string[] = [];
+  const stagingPath = () => {
+    const path = join(ctx.layout.tmp, `upload-${randomUUID()}`);
+    staged.push(path);
+    return path;
+  };
   try {
     const form = request.isMultipart()
-      ? await readMultipart(ctx, request, options, stagingDir)
+      ? await readMultipart(ctx, request, options, stagingPath)
       : { fields: bodyFields(request), files: [] };
     return await use(form);
   } catch (error) {
     abandonBody(request, reply);
     throw error;
   } finally {
-    if (staging !== undefined) await rm(staging, { recursive: true, force: true });
+    await Promise.all(staged.map((path) => rm(path, { force: true })));
   }
 }
 
@@ -114,7 +120,7 @@ async function readMultipart(
   ctx: AppContext,
   request: FastifyRequest,
   options: FormOptions,
-  stagingDir: () => Promise<string>,
+  stagingPath: () => string,
 ): Promise<ReceivedForm> {
   const fields = new FormFields();
   const files: ReceivedFile[] = [];
@@ -131,9 +137,7 @@ async function readMultipart(
       continue;
     }
     const name = uploadBaseName(part.filename);
-    const dir = join(await stagingDir(), String(files.length));
-    await mkdir(dir);
-    const path = join(dir, name);
+    const path = stagingPath();
     const hashes = await saveFilePart(part.file, path, {
       limit: ctx.config.api.upload_limit,
       expectedMax: contentLength(request),
