@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync, closeSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -114,10 +115,20 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
   after(() => rmSync(workDir, { recursive: true, force: true }));
 
   it('runs a script through the agent: behaviour, dropped files, fake internet, screenshots, memory dumps', async () => {
+    // A listener on the host's loopback: QEMU's user-mode network would lead the guest's 10.0.2.2 here if
+    // it were not restricted.
+    let hostConnections = 0;
+    const hostListener = createServer((socket) => {
+      hostConnections++;
+      socket.destroy();
+    }).listen(0, '127.0.0.1');
+    await once(hostListener, 'listening');
+    const hostPort = (hostListener.address() as AddressInfo).port;
     const outcome = await analyse(
       [
         '#!/bin/sh',
         'echo "sample says hello"',
+        `curl -s -m 3 http://10.0.2.2:${hostPort}/ && echo "HOST REACHED" || echo "host unreachable"`,
         'mkdir -p /tmp/drop',
         'echo "stolen data" > /tmp/drop/loot.txt',
         'mv /tmp/drop/loot.txt /tmp/drop/loot.bin',
@@ -132,6 +143,9 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     assert.equal(result.route, 'inetsim');
     assert.match(analysisLog, /sample says hello/);
     assert.match(analysisLog, /fetched payload/);
+    hostListener.close();
+    assert.match(analysisLog, /host unreachable/);
+    assert.equal(hostConnections, 0, 'the agent network leads the guest nowhere');
 
     const exec = events.find((event) => event.kind === 'process.exec' && event.path === '/tmp/sample.sh');
     assert.ok(exec, 'the sample itself is traced');

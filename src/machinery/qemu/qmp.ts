@@ -21,6 +21,8 @@ export class QmpClient extends EventEmitter {
   private buffer = '';
   private readonly pending: Pending[] = [];
   private closedError: Error | null = null;
+  private greeted = false;
+  private greetingWaiter: ((error?: Error) => void) | null = null;
 
   private constructor(private readonly socket: Socket) {
     super();
@@ -50,9 +52,6 @@ export class QmpClient extends EventEmitter {
   close(): void {
     this.socket.destroy();
   }
-
-  private greetingWaiter: ((error?: Error) => void) | null = null;
-  private greeted = false;
 
   private greeting(timeoutMs: number): Promise<void> {
     if (this.greeted) return Promise.resolve();

@@ -22,6 +22,8 @@ import { UploadStream } from './upload-stream.js';
  */
 export interface ResultChannelOptions {
   logLimitBytes: number;
+  /** The raw trace (and so the behaviour log) stops growing past this: a guest could flood it. */
+  traceLimitBytes: number;
   uploads: UploadLimits;
 }
 
@@ -32,11 +34,15 @@ export interface ChannelSummary {
 }
 
 const QUIET_MS = 150;
+/** strace prints at most 256 bytes per string: a longer line is the guest's doing, not strace's. */
+const MAX_LINE_CHARS = 1 << 20;
 
 export class ResultChannels {
   private lastData = Date.now();
   private logBytes = 0;
   private logTruncated = false;
+  private traceBytes = 0;
+  private readonly warnings: string[] = [];
   private pendingLine = '';
 
   private constructor(
@@ -67,7 +73,13 @@ export class ResultChannels {
 
   private wire(trace: Socket, log: Socket, files: Socket): void {
     const uploadStream = new UploadStream(this.uploads);
-    trace.on('data', (chunk: Buffer) => this.onTrace(chunk));
+    trace.on('data', (chunk: Buffer) => {
+      // Backpressure: while the disk catches up QEMU holds the guest's writes, which blocks the writers.
+      if (!this.onTrace(chunk)) {
+        trace.pause();
+        this.rawTrace.once('drain', () => trace.resume());
+      }
+    });
     log.on('data', (chunk: Buffer) => this.onLog(chunk));
     files.on('data', (chunk: Buffer) => {
       this.lastData = Date.now();
@@ -76,13 +88,20 @@ export class ResultChannels {
     for (const socket of this.sockets) socket.on('error', () => undefined);
   }
 
-  private onTrace(chunk: Buffer): void {
+  /** Returns false when the raw trace's write buffer is full. */
+  private onTrace(chunk: Buffer): boolean {
     this.lastData = Date.now();
-    this.rawTrace.write(chunk);
+    if (this.traceBytes >= this.options.traceLimitBytes) return true;
+    this.traceBytes += chunk.length;
+    if (this.traceBytes >= this.options.traceLimitBytes) {
+      this.warnings.push(`the behaviour trace passed ${this.options.traceLimitBytes} bytes: the rest is not recorded`);
+    }
     const lines = (this.pendingLine + chunk.toString('latin1')).split('\n');
     this.pendingLine = lines.pop() ?? '';
+    if (this.pendingLine.length > MAX_LINE_CHARS) this.pendingLine = '';
     // strace escapes every non-ASCII byte, so latin1 decoding loses nothing.
     for (const line of lines) this.records.line(line);
+    return this.rawTrace.write(chunk);
   }
 
   private onLog(chunk: Buffer): void {
@@ -115,7 +134,7 @@ export class ResultChannels {
     this.decoder.finish(Date.now() / 1000);
     this.uploads.abandon();
     await Promise.all([this.events.close(), endStream(this.rawTrace), endStream(this.analysisLog)]);
-    return { events: this.events.count, uploads: this.uploads, warnings: [...this.uploads.warnings] };
+    return { events: this.events.count, uploads: this.uploads, warnings: [...this.warnings, ...this.uploads.warnings] };
   }
 }
 

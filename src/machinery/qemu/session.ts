@@ -93,18 +93,7 @@ export class QemuSession implements MachineSession {
     await mkdir(this.runDir, { recursive: true });
     await recordOwner(this.runDir, request.taskId);
     const tap = tapName(this.id);
-    const [network] = await Promise.all([
-      context.createTaskNetwork({
-        id: this.id,
-        route: request.route,
-        internetInterface: context.internetInterface,
-        pcapPath: request.paths.pcap,
-        log: this.log,
-      }),
-      createTap(tap),
-      createTaskDisk(context.ready, join(this.runDir, 'disk.qcow2')),
-    ]);
-    this.network = network;
+    await this.prepareHostSide(tap);
     const networkMs = performance.now() - started;
     this.machine = await GuestMachine.start({
       hardware: context.hardware,
@@ -115,23 +104,46 @@ export class QemuSession implements MachineSession {
       tap,
       channels: true,
     });
-    const prefix = await plugIntoTaskNetwork(tap, network);
+    this.prefix = await plugIntoTaskNetwork(tap, this.network!);
     await this.machine.waitUntilLoaded(LOAD_TIMEOUT_MS);
-    this.channels = await ResultChannels.open(this.machine, request.paths, {
-      logLimitBytes: context.settings.log_limit_bytes,
-      uploads: {
-        maxFiles: context.settings.max_uploads,
-        maxFileBytes: context.settings.max_upload_mb * 1024 ** 2,
-        maxTotalBytes: context.settings.max_total_upload_mb * 1024 ** 2,
-      },
-    });
+    this.channels = await this.openChannels(this.machine);
     await this.machine.resume();
     const restoreMs = performance.now() - started - networkMs;
     await this.machine.agent.waitUntilReady(AGENT_TIMEOUT_MS);
-    this.prefix = prefix;
     const totalMs = performance.now() - started;
     this.timings = { networkMs, restoreMs, agentMs: totalMs - networkMs - restoreMs, totalMs };
     this.log.info({ ...roundAll(this.timings), accel: context.hardware.accel }, 'machine restored from its ready state');
+  }
+
+  /** The task network, the tap and the disk overlay, made side by side; each is kept for release() even if another fails. */
+  private async prepareHostSide(tap: string): Promise<void> {
+    const { context, request } = this;
+    const [network, ...others] = await Promise.allSettled([
+      context.createTaskNetwork({
+        id: this.id,
+        route: request.route,
+        internetInterface: context.internetInterface,
+        pcapPath: request.paths.pcap,
+        log: this.log,
+      }),
+      createTap(tap),
+      createTaskDisk(context.ready, join(this.runDir, 'disk.qcow2')),
+    ]);
+    if (network.status === 'fulfilled') this.network = network.value;
+    for (const outcome of [network, ...others]) if (outcome.status === 'rejected') throw outcome.reason;
+  }
+
+  private openChannels(machine: GuestMachine): Promise<ResultChannels> {
+    const { settings } = this.context;
+    return ResultChannels.open(machine, this.request.paths, {
+      logLimitBytes: settings.log_limit_bytes,
+      traceLimitBytes: settings.max_total_upload_mb * 1024 ** 2,
+      uploads: {
+        maxFiles: settings.max_uploads,
+        maxFileBytes: settings.max_upload_mb * 1024 ** 2,
+        maxTotalBytes: settings.max_total_upload_mb * 1024 ** 2,
+      },
+    });
   }
 
   async run(signal: AbortSignal): Promise<RunResult> {

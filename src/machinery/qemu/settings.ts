@@ -39,7 +39,7 @@ export const qemuSettingsSchema = z.object({
   boot_timeout: z.number().int().positive().default(300),
   /** Bytes of the guest's output kept in analysis.log. */
   log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
-  /** Caps on what the guest may upload: dropped files and process dumps. */
+  /** Caps on what the guest may send: dropped files and process dumps; the total also caps the behaviour trace. */
   max_uploads: z.number().int().min(0).default(200),
   max_upload_mb: z.number().int().min(1).default(256),
   max_total_upload_mb: z.number().int().min(1).default(1024),
