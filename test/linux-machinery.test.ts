@@ -4,9 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { before, describe, it } from 'node:test';
-import { EVENTS_FILE } from '../src/analysis/events.js';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
-import { createTracer } from '../src/machinery/linux/tracer/index.js';
 import type { Machinery } from '../src/machinery/types.js';
 import { isNestboxError } from '../src/errors.js';
 import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
@@ -122,24 +120,6 @@ describe('linux machinery', () => {
     assert.equal(dropped['/root/state.txt'], undefined);
     assertNothingLeft(assert.deepEqual, reboot.machineId);
   });
-
-  for (const prefer of ['ebpf', 'strace'] as const) {
-    it(`records the behaviour with the ${prefer} tracer`, async () => {
-      const traced = testMachinery({ tracing: true }, { createTracer: (tracerLog) => createTracer(tracerLog, { prefer, keepWarm: false }) });
-      try {
-        await traced.prepare();
-        const outcome = await runInMachine(traced, { sample: { name: 'traced.sh', content: '#!/bin/sh\necho traced > /tmp/traced.txt\n' } });
-        assert.match(outcome.log, new RegExp(`tracing with ${prefer}`));
-        const events = readFileSync(join(outcome.paths.dir, EVENTS_FILE), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
-        assert.ok(events.some((event) => event.kind === 'process.exec' && event.argv?.includes('/tmp/traced.sh')), 'the sample exec is recorded');
-        assert.ok(events.some((event) => event.kind === 'file.open' && event.path === '/tmp/traced.txt'), 'the file write is recorded');
-        assert.deepEqual(outcome.files.map((file) => file.filepath), ['/tmp/traced.txt'], 'the tracer log is no dropped file');
-        assertNothingLeft(assert.deepEqual, outcome.machineId);
-      } finally {
-        await traced.close();
-      }
-    });
-  }
 
   it('refuses an unknown package with a clear error and leaves nothing half-made', async () => {
     const taskId = 46_655 + Math.floor(Math.random() * 1000);
