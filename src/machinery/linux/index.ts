@@ -125,9 +125,8 @@ async function prepareMachine(
 }
 
 async function checkTools(settings: LinuxSettings): Promise<void> {
-  const tools = [...REQUIRED_TOOLS, ...(settings.screenshots ? ['xwd'] : [])];
   const missing: string[] = [];
-  for (const tool of tools) {
+  for (const tool of REQUIRED_TOOLS) {
     const found = await runCommand(['sh', '-c', `command -v ${tool}`]);
     if (found.code !== 0) missing.push(tool);
   }
