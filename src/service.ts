@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
-import { machineryResolver } from './machinery/registry.js';
-import { processTask } from './processing/pipeline.js';
-import { Scheduler } from './scheduler/scheduler.js';
+import type { Scheduler } from './scheduler/scheduler.js';
 
 export interface ServiceOptions {
   /** Run the analysis engine (scheduler, machines, processing) beside the API. */
@@ -24,7 +22,7 @@ export interface Service {
 /** The whole nestbox node: the REST API and, unless disabled, the analysis engine behind it. */
 export async function createService(ctx: AppContext, options: ServiceOptions = {}): Promise<Service> {
   const app = await buildServer(ctx, { onExit: options.onExit });
-  const scheduler = options.engine === false ? undefined : createScheduler(ctx, options.pollMs);
+  const scheduler = options.engine === false ? undefined : await createScheduler(ctx, options.pollMs);
   await scheduler?.start();
   return {
     app,
@@ -36,7 +34,13 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
   };
 }
 
-function createScheduler(ctx: AppContext, pollMs: number | undefined): Scheduler {
+/** The engine's modules load only on nodes that run analyses, which keeps API-only nodes small. */
+async function createScheduler(ctx: AppContext, pollMs: number | undefined): Promise<Scheduler> {
+  const [{ machineryResolver }, { processTask }, { Scheduler }] = await Promise.all([
+    import('./machinery/registry.js'),
+    import('./processing/pipeline.js'),
+    import('./scheduler/scheduler.js'),
+  ]);
   const machineryFor = machineryResolver(ctx.config, ctx.log.child({ component: 'machinery' }));
   return new Scheduler(ctx, { machineryFor, processTask: (taskId) => processTask(ctx, taskId), pollMs });
 }
