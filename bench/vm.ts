@@ -37,12 +37,16 @@ interface Restore {
   agentMs: number;
 }
 
-const stats = (values: number[]) => {
+function medianOf(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-  return `median ${median.toFixed(0).padStart(6)} ms   min ${sorted[0]!.toFixed(0).padStart(6)}   max ${sorted.at(-1)!.toFixed(0).padStart(6)}`;
-};
-const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function stats(values: number[]): string {
+  const [min, max] = [Math.min(...values), Math.max(...values)];
+  return `median ${medianOf(values).toFixed(0).padStart(6)} ms   min ${min.toFixed(0).padStart(6)}   max ${max.toFixed(0).padStart(6)}`;
+}
 
 async function main(): Promise<void> {
   const prepared = performance.now();

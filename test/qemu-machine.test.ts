@@ -196,21 +196,33 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
         'test -e /usr/local/bin/persist && echo "PERSIST FOUND" || echo "no persistence"',
         'ps -eo comm | grep -qx sleep && echo "SLEEP FOUND" || echo "no sleeper"',
       ].join('\n'),
-      { timeoutSeconds: 15 },
+      // The task's clock is years away from now: the guest takes it, whatever time the state was saved at.
+      { timeoutSeconds: 15, clock: '2031-05-05T12:00:00Z' },
     );
     assert.match(second.analysisLog, /no marker/);
     assert.match(second.analysisLog, /no persistence/);
     assert.match(second.analysisLog, /no sleeper/);
     assert.equal(second.result.ended, 'exited');
+    const taskTime = Date.parse('2031-05-05T12:00:00Z') / 1000;
+    assert.ok(second.events.length > 0 && second.events.every((event) => Math.abs(event.ts - taskTime) < 300), 'events carry the task clock');
     const timings = second.session.timings!;
     assert.ok(timings.restoreMs < 5000, `restored in ${Math.round(timings.restoreMs)} ms`);
     assert.ok(performance.now() - started < 60_000);
     assertReleased(first.session);
   });
 
+  it('opens a URL task in the guest, through the fake internet', async () => {
+    const outcome = await analyse('', { category: 'url', url: 'http://phish.example.test/login.php', samplePath: undefined, timeoutSeconds: 15 });
+    assert.equal(outcome.result.ended, 'exited');
+    const fetch = outcome.events.find((event) => event.kind === 'process.exec' && event.argv.includes('http://phish.example.test/login.php'));
+    assert.ok(fetch, 'the URL is fetched in the guest');
+    assert.ok(readFileSync(outcome.paths.pcap).includes(Buffer.from('phish.example.test')), 'and the request is captured');
+    assertReleased(outcome.session);
+  });
+
   it('stops a guest whose analyzer never reports, at the timeout', async () => {
     // Killing every process but init takes the analyzer (and strace) with it; the agent comes back empty.
-    const outcome = await analyse('#!/bin/sh\necho "going dark"\nkill -9 -1\n', { timeoutSeconds: 4 });
+    const outcome = await analyse('#!/bin/sh\necho "going dark"\nkill -9 -1\n', { timeoutSeconds: 3 });
     assert.equal(outcome.result.ended, 'timeout');
     assert.match(outcome.result.warnings.join('\n'), /did not finish the analysis in time/);
     assertReleased(outcome.session);

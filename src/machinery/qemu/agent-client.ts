@@ -57,8 +57,9 @@ export class AgentClient {
     });
   }
 
-  async status(): Promise<{ status: string | null; description: string | null }> {
-    return this.request('GET', '/status');
+  /** `GET /status`: what the analyzer last reported. Short timeout: it is polled. */
+  async status(timeoutMs = 5000): Promise<{ status: string | null; description: string | null }> {
+    return this.request('GET', '/status', undefined, timeoutMs);
   }
 
   /** `GET /system`: Python's platform.system() in the guest: Linux, Windows... */

@@ -118,12 +118,12 @@ export class ResultChannels {
   }
 
   /**
-   * Waits (at most `timeoutMs`) for the guest's last upload and for the ports to fall quiet, then
-   * completes every file. Call once the analyzer reported its end, or the machine was stopped.
+   * Waits (at most `timeoutMs`) for the ports to fall quiet and, when the analyzer reported its end,
+   * for its last upload to arrive.
    */
-  async drain(timeoutMs: number): Promise<void> {
+  async drain(timeoutMs: number, analyzerFinished: boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    await withTimeout(this.uploads.done, timeoutMs);
+    if (analyzerFinished) await withTimeout(this.uploads.done, timeoutMs);
     while (Date.now() - this.lastData < QUIET_MS && Date.now() < deadline) await sleep(QUIET_MS / 3);
   }
 

@@ -61,6 +61,8 @@ export class QemuSession implements MachineSession {
   private readonly warnings: string[] = [];
   /** Prefix length of the machine's address in the task network. */
   private prefix = 24;
+  /** The analyzer reported its end (so its last upload is on its way). */
+  private analyzerFinished = false;
   private stopped: Promise<void> | undefined;
   private destroyed: Promise<void> | undefined;
   timings: StartTimings | undefined;
@@ -163,7 +165,7 @@ export class QemuSession implements MachineSession {
       this.warn(`analysis failed: ${(error as Error).message}`);
       this.log.error({ err: error }, 'analysis failed');
     }
-    await this.channels?.drain(DRAIN_TIMEOUT_MS);
+    await this.channels?.drain(DRAIN_TIMEOUT_MS, this.analyzerFinished);
     return { route, ended, warnings: [...this.warnings] };
   }
 
@@ -237,6 +239,7 @@ export class QemuSession implements MachineSession {
         return 'error';
       }
       const state = await agent.status().catch(() => null);
+      this.analyzerFinished = state?.status === 'complete' || state?.status === 'failed';
       if (state?.status === 'complete') return state.description === 'timeout' ? 'timeout' : 'exited';
       if (state?.status === 'failed') {
         this.warn(`the analyzer failed: ${state.description ?? 'no reason given'}`);
