@@ -34,6 +34,8 @@ export interface SandboxSpec {
   disableUserns: boolean;
   /** bwrap waits, namespaces ready, until something can be read from this fd before starting argv. */
   blockFd?: number;
+  /** bwrap writes JSON about the sandbox here, `child-pid` (host pid of the sandbox's pid 1) first. */
+  infoFd?: number;
 }
 
 const SECCOMP_FD = 3;
@@ -63,6 +65,7 @@ export function sandboxArgv(spec: SandboxSpec): string[] {
     ...Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]),
     '--chdir', spec.cwd,
     ...(spec.blockFd === undefined ? [] : ['--block-fd', String(spec.blockFd)]),
+    ...(spec.infoFd === undefined ? [] : ['--info-fd', String(spec.infoFd)]),
     '--as-pid-1',
     '--',
     ...spec.argv,

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { EVENTS_FILE } from '../../analysis/events.js';
@@ -50,6 +50,7 @@ const UNPACK_TIMEOUT_MS = 120_000;
 const TRACER_START_MS = 30_000;
 /** The sample's sandbox waits on this fd until the tracer records. */
 const BLOCK_FD = 4;
+const INFO_FD = 5;
 /** A 1280x800 grab is 4 MB; anything far larger is not our X server's. */
 const MAX_GRAB_BYTES = 64 * 2 ** 20;
 /** Files of the machine the sandbox binds over (init, name resolution): checked to be plain files first. */
@@ -309,6 +310,7 @@ export class LinuxSession implements MachineSession {
       child = this.spawnBlocked(argv);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
+    await this.moveLauncherAside(child);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
     this.screenshots?.start();
@@ -331,9 +333,30 @@ export class LinuxSession implements MachineSession {
     return 'exited';
   }
 
+  /**
+   * The bwrap launcher (outside the machine's namespaces, waiting for the sandbox) joins the support leaf
+   * once the sandbox's pid 1 exists, so the sample's cgroup, and the behaviour traced in it, hold only
+   * the machine's init and the sample's processes.
+   */
+  private async moveLauncherAside(child: ChildProcess): Promise<void> {
+    const info = (child.stdio as Array<Readable | Writable | null | undefined>)[INFO_FD] as Readable | null | undefined;
+    if (!info || child.pid === undefined) return;
+    const started = await new Promise<boolean>((resolve) => {
+      let text = '';
+      info.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (/"child-pid"\s*:\s*\d+/.test(text)) resolve(true);
+      });
+      info.once('end', () => resolve(false));
+      child.once('exit', () => resolve(false));
+    });
+    if (!started) return;
+    for (const file of this.cgroups.procsFiles('support')) await writeFile(file, String(child.pid)).catch(() => undefined);
+  }
+
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
   private spawnBlocked(argv: string[]): ChildProcess {
-    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...argv], { extraPipes: 1, blockFd: BLOCK_FD }));
+    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...argv], { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD }));
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;
