@@ -38,13 +38,14 @@ interface Outcome {
   events: BehaviorEvent[];
 }
 
-async function analyse(script: string, request: Partial<AnalysisRequest> = {}, during?: (session: QemuSession) => Promise<void>): Promise<Outcome> {
+async function analyse(sample: string | { name: string; content: Buffer }, request: Partial<AnalysisRequest> = {}, during?: (session: QemuSession) => Promise<void>): Promise<Outcome> {
   const taskId = nextTask++;
   const paths = new AnalysisPaths(join(workDir, `task-${taskId}`));
   paths.create();
   mkdirSync(join(workDir, `sample-${taskId}`));
-  const samplePath = join(workDir, `sample-${taskId}`, 'sample.sh');
-  writeFileSync(samplePath, script);
+  const { name, content } = typeof sample === 'string' ? { name: 'sample.sh', content: Buffer.from(sample) } : sample;
+  const samplePath = join(workDir, `sample-${taskId}`, name);
+  writeFileSync(samplePath, content);
   const session = (await machinery.start({
     taskId,
     machine: { name: 'q1' } as MachineRow,
@@ -218,6 +219,18 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     assert.ok(fetch, 'the URL is fetched in the guest');
     assert.ok(readFileSync(outcome.paths.pcap).includes(Buffer.from('phish.example.test')), 'and the request is captured');
     assertReleased(outcome.session);
+  });
+
+  it('unpacks a password-protected zip sample with the configured passwords and runs what is inside', async () => {
+    const folder = join(workDir, 'zip-source');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'readme.txt'), 'decoy');
+    writeFileSync(join(folder, 'payload.sh'), '#!/bin/sh\necho "unzipped payload ran"\n');
+    execFileSync('7z', ['a', '-tzip', '-pinfected', '-mem=ZipCrypto', join(folder, 'bundle.zip'), 'payload.sh', 'readme.txt'], { cwd: folder, stdio: 'ignore' });
+    const outcome = await analyse({ name: 'bundle.zip', content: readFileSync(join(folder, 'bundle.zip')) }, { timeoutSeconds: 15 });
+    assert.equal(outcome.result.ended, 'exited');
+    assert.match(outcome.analysisLog, /unzipped payload ran/);
+    assert.ok(outcome.events.some((event) => event.kind === 'process.exec' && event.path === '/tmp/bundle.zip_unpacked/payload.sh'));
   });
 
   it('stops a guest whose analyzer never reports, at the timeout', async () => {

@@ -145,6 +145,8 @@ def package_command(config):
         return ["curl", "--silent", "--show-error", "--location", "--max-time", "30",
                 "--output", "/tmp/download", config["target"]]
     target = config["target"]
+    if package == "zip" or (not package and is_zip(target)):
+        target, package = unpack_zip(target, options, config.get("passwords") or []), ""
     os.chmod(target, 0o755)
     interpreters = {
         "python": ["python3"], "python3": ["python3"], "perl": ["perl"], "sh": ["sh"], "bash": ["bash"],
@@ -154,6 +156,36 @@ def package_command(config):
     if not package or package in ("generic", "elf", "exe"):
         return [target] + arguments if runs_directly(target) else guess_interpreter(target) + [target] + arguments
     raise ValueError("unknown analysis package %r" % package)
+
+
+def is_zip(target):
+    with open(target, "rb") as sample:
+        return sample.read(4) == b"PK\x03\x04"
+
+
+def unpack_zip(archive, options, passwords):
+    """Unpacks a zip next to itself (trying the task's password, then the usual ones) and returns the
+    file to run: the one named by the `file` option, else the first file in the archive."""
+    import zipfile
+
+    folder = archive + "_unpacked"
+    with zipfile.ZipFile(archive) as opened:
+        names = [info.filename for info in opened.infolist() if not info.is_dir()]
+        if not names:
+            raise ValueError("the zip archive holds no file")
+        for password in [options.get("password")] + passwords + [None]:
+            try:
+                opened.extractall(folder, pwd=password.encode() if password else None)
+                break
+            except RuntimeError:
+                continue
+        else:
+            raise ValueError("no password opens the zip archive")
+    chosen = options.get("file") or names[0]
+    path = os.path.realpath(os.path.join(folder, chosen))
+    if not path.startswith(os.path.realpath(folder) + os.sep) or not os.path.isfile(path):
+        raise ValueError("the zip archive has no file %r" % chosen)
+    return path
 
 
 def runs_directly(target):

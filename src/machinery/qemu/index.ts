@@ -41,6 +41,7 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
         prepareQemuMachine(name, settingsOf(name), {
           log: machineLog,
           internetInterface: config.routing.internet_interface,
+          archivePasswords: config.archives.passwords,
           createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
         }),
       );

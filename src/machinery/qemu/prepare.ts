@@ -14,6 +14,7 @@ import { BOOT_TIMEOUT_MS, diskFormat, ensureReadyState, imageSource, type ReadyS
 export interface PrepareOptions {
   log: Logger;
   internetInterface: string;
+  archivePasswords?: string[];
   createTaskNetwork: CreateTaskNetwork;
 }
 
@@ -41,7 +42,16 @@ export async function prepareQemuMachine(name: string, settings: QemuSettings, o
     log,
   });
   log.info({ machine: name, image: source.name, accel: hardware.accel, state: ready.stateFile }, 'qemu machine ready');
-  return { name, settings, hardware, image, ready, internetInterface: options.internetInterface, createTaskNetwork: options.createTaskNetwork };
+  return {
+    name,
+    settings,
+    hardware,
+    image,
+    ready,
+    internetInterface: options.internetInterface,
+    archivePasswords: options.archivePasswords ?? [],
+    createTaskNetwork: options.createTaskNetwork,
+  };
 }
 
 function recipeOf(settings: QemuSettings) {

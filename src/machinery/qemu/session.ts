@@ -29,6 +29,8 @@ export interface QemuMachineContext {
   image: GuestImage | null;
   ready: ReadyStateFiles;
   internetInterface: string;
+  /** Tried in turn on password-protected zip samples. */
+  archivePasswords: string[];
   createTaskNetwork: CreateTaskNetwork;
 }
 
@@ -203,6 +205,7 @@ export class QemuSession implements MachineSession {
       clock: clockSeconds(request.clock),
       entropy: randomBytes(64).toString('hex'),
       network: this.guestNetwork(),
+      passwords: this.context.archivePasswords,
       max_dropped_files: this.context.settings.max_uploads,
       max_dropped_bytes: this.context.settings.max_upload_mb * 1024 ** 2,
     };
