@@ -23,6 +23,8 @@ describe('linux machine with the behaviour tracer', () => {
         assert.ok(events.some((event) => event.kind === 'process.exec' && event.argv?.includes('/tmp/traced.sh')), 'the sample exec is recorded');
         assert.ok(events.some((event) => event.kind === 'file.open' && event.path === '/tmp/traced.txt'), 'the file write is recorded');
         assert.deepEqual(outcome.files.map((file) => file.filepath), ['/tmp/traced.txt'], 'the tracer log is no dropped file');
+        const launchers = events.filter((event) => ['bwrap', 'nsenter', 'nestbox-enter'].includes(event.comm));
+        assert.deepEqual(launchers, [], 'only the machine init and the sample are traced');
         assertNothingLeft(assert.deepEqual, outcome.machineId);
       } finally {
         await traced.close();
