@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { CONFIG_FILE_NAME, defaultHome, loadConfig } from '../config/load.js';
 import { invalidInput } from '../errors.js';
 import { createTaskNetwork } from '../machinery/linux/network/index.js';
+import { otherVersions } from '../machinery/qemu/image-store.js';
 import { prepareQemuMachine } from '../machinery/qemu/prepare.js';
 import { parseQemuSettings, type QemuSettings } from '../machinery/qemu/settings.js';
 
@@ -16,6 +18,8 @@ import { parseQemuSettings, type QemuSettings } from '../machinery/qemu/settings
 export interface ImageBuildOptions {
   home?: string;
   machine?: string;
+  /** Remove the other versions of the images built. */
+  prune?: boolean;
 }
 
 export async function imageBuildCommand(options: ImageBuildOptions): Promise<void> {
@@ -27,6 +31,12 @@ export async function imageBuildCommand(options: ImageBuildOptions): Promise<voi
       `${name}: ${context.image ? `image ${context.image.dir}` : `disk ${settings.disk}`}, ${context.hardware.accel}, ` +
         `${context.hardware.memoryMb} MiB, ready state ${context.ready.stateFile} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
     );
+    if (options.prune && context.image) {
+      for (const dir of await otherVersions(settings.image_dir, context.image)) {
+        await rm(dir, { recursive: true, force: true });
+        process.stdout.write(`removed ${dir}\n`);
+      }
+    }
   }
 }
 

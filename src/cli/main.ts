@@ -56,6 +56,7 @@ program
   .command('build')
   .description("build the qemu machines' guest image and ready state now (otherwise on first use)")
   .option('--machine <name>', 'only this qemu machine of the configuration')
+  .option('--prune', 'remove the other versions of the images built (older recipes, interrupted builds)')
   .action((options) => imageBuildCommand({ ...program.opts(), ...options }));
 
 try {

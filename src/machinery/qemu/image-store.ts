@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { guestFilesDigest, IMAGE_GUEST_FILES } from './guest-files.js';
 import { INITRAMFS_MODULES } from './initramfs.js';
@@ -77,4 +77,16 @@ export async function findImage(imagesDir: string, recipe: ImageRecipe): Promise
   const manifestPath = join(dir, 'manifest.json');
   if (!existsSync(manifestPath)) return null;
   return new GuestImage(dir, JSON.parse(await readFile(manifestPath, 'utf8')) as ImageManifest);
+}
+
+/**
+ * Other versions of the same image (older recipes or guest files) and interrupted builds: what
+ * `nestbox image build --prune` removes. A nestbox still running tasks on one of them must be restarted.
+ */
+export async function otherVersions(imagesDir: string, current: GuestImage): Promise<string[]> {
+  const prefix = `${current.manifest.name}-`;
+  return (await readdir(imagesDir))
+    .filter((entry) => entry.startsWith(prefix) && /^[0-9a-f]{12}(\.building)?$/.test(entry.slice(prefix.length)))
+    .map((entry) => join(imagesDir, entry))
+    .filter((dir) => dir !== current.dir);
 }
