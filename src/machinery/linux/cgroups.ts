@@ -182,16 +182,16 @@ export class MachineCgroups {
     }
   }
 
-  /** Kills every process of the machine and waits (up to 5 s) for them to be gone. */
-  async kill(): Promise<void> {
-    for (let tries = 0; tries < 500 && (await this.populated()); tries++) {
-      if (tries % 50 === 0) await this.killOnce();
+  /** Kills every process of the machine (or of one leaf) and waits (up to 5 s) for them to be gone. */
+  async kill(leaf?: Leaf): Promise<void> {
+    for (let tries = 0; tries < 500 && (await this.populated(leaf)); tries++) {
+      if (tries % 50 === 0) await this.killOnce(leaf ? [leaf] : LEAVES);
       await sleep(10);
     }
   }
 
-  private async killOnce(): Promise<void> {
-    for (const leaf of LEAVES) {
+  private async killOnce(leaves: Leaf[]): Promise<void> {
+    for (const leaf of leaves) {
       const killFile = join(this.v2Path(leaf), 'cgroup.kill');
       const killed = await writeFile(killFile, '1').then(
         () => true,

@@ -305,8 +305,9 @@ export class LinuxSession implements MachineSession {
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
       this.analysisLog.info('the tracer starts the sample itself (a sample can notice it is traced)');
-      child.kill('SIGKILL');
-      await once(child, 'exit').catch(() => undefined);
+      // Everything of it goes, its pid 1 included (it may not yet know to die with its launcher).
+      await this.cgroups.kill('sample');
+      await waitForExit(child);
       child = this.spawnBlocked(argv);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
