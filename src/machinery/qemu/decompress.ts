@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { gunzipSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import { internal } from '../../errors.js';
 
 /**
@@ -20,8 +20,19 @@ export function compressionOf(data: Buffer): string | null {
 export async function decompress(data: Buffer, what: string): Promise<Buffer> {
   const format = FORMATS.find((candidate) => data.subarray(0, candidate.magic.length).equals(candidate.magic));
   if (!format) throw internal(`${what}: unknown compression (magic ${data.subarray(0, 6).toString('hex')})`, { context: { what } });
-  if (!format.tool) return gunzipSync(data); // Node stops at the end of the last gzip member
+  if (!format.tool) return inflateRawSync(data.subarray(gzipHeaderLength(data))); // stops at the stream's end
   return pipeThrough([...format.tool], data, what);
+}
+
+/** RFC 1952: 10 bytes, then the optional extra field, file name, comment and header checksum. */
+function gzipHeaderLength(data: Buffer): number {
+  const flags = data[3]!;
+  let at = 10;
+  if (flags & 4) at += 2 + data.readUInt16LE(at);
+  if (flags & 8) at = data.indexOf(0, at) + 1;
+  if (flags & 16) at = data.indexOf(0, at) + 1;
+  if (flags & 2) at += 2;
+  return at;
 }
 
 function pipeThrough(argv: string[], input: Buffer, what: string): Promise<Buffer> {

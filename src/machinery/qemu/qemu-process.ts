@@ -74,12 +74,17 @@ let versionCache: Promise<string> | undefined;
 
 /** `QEMU emulator version 7.2.x (Debian ...)`: part of what a saved state is tied to. */
 export function qemuVersion(): Promise<string> {
-  versionCache ??= runCommand([QEMU_BINARY, '--version']).then((result) => {
-    if (result.code !== 0) {
-      versionCache = undefined;
-      throw unavailable(`${QEMU_BINARY} does not run: ${result.stderr.trim()} (install qemu-system-x86)`);
-    }
-    return result.stdout.split('\n')[0]!.trim();
+  versionCache ??= readQemuVersion().catch((error: unknown) => {
+    versionCache = undefined;
+    throw error;
   });
   return versionCache;
+}
+
+async function readQemuVersion(): Promise<string> {
+  const result = await runCommand([QEMU_BINARY, '--version']).catch(() => null);
+  if (!result || result.code !== 0) {
+    throw unavailable(`${QEMU_BINARY} does not run${result ? `: ${result.stderr.trim()}` : ''} (install qemu-system-x86)`);
+  }
+  return result.stdout.split('\n')[0]!.trim();
 }

@@ -73,17 +73,19 @@ async function saveReadyState(source: ReadySource, files: ReadyStateFiles, optio
   const started = Date.now();
   await rm(files.overlayTemplate, { force: true });
   await createOverlay(source.baseDisk, files.disk, source.baseFormat);
-  const machine = await GuestMachine.start({ hardware, runDir, processName: 'nestbox-build', disk: files.disk, start: { boot: source.boot } });
+  let machine: GuestMachine | undefined;
   try {
+    machine = await GuestMachine.start({ hardware, runDir, processName: 'nestbox-build', disk: files.disk, start: { boot: source.boot } });
     const agent = await machine.agent.waitUntilReady(options.bootTimeoutMs ?? BOOT_TIMEOUT_MS);
     log.info({ image: source.name, key: files.key, bootMs: Date.now() - started, agent: agent.version }, 'guest booted; saving its memory');
     await saveMemory(machine, `${files.stateFile}.partial`);
     await rename(`${files.stateFile}.partial`, files.stateFile);
   } catch (error) {
+    await machine?.kill();
     await rm(files.disk, { force: true });
     throw error;
   } finally {
-    await machine.kill();
+    await machine?.kill();
     await rm(`${files.stateFile}.partial`, { force: true });
     await rm(runDir, { recursive: true, force: true });
   }
