@@ -121,19 +121,34 @@ describe('linux machinery', () => {
     assertNothingLeft(assert.deepEqual, reboot.machineId);
   });
 
-  it('refuses an unknown package with a clear error and leaves nothing half-made', async () => {
-    const taskId = 46_655 + Math.floor(Math.random() * 1000);
+  /** Nothing named after a task is left on the host: run folders, namespaces, mounts, cgroups. */
+  function assertNothingOfTask(taskId: number): void {
     const prefix = `${taskId.toString(36)}_`;
-    await assert.rejects(
-      runInMachine(machinery, { taskId, package: 'word', sample: { name: 'x.sh', content: 'echo no\n' } }),
-      (error: unknown) => isNestboxError(error, 'invalid_input') && /unknown analysis package "word"/.test(error.message),
-    );
     const ours = (names: string[]) => names.filter((name) => name.includes(prefix));
     assert.deepEqual(ours(runningMachineIds()), []);
     assert.deepEqual(ours(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n')), []);
     assert.deepEqual(ours(readFileSync('/proc/self/mountinfo', 'utf8').split('\n')), []);
     const layout = detectCgroupLayout();
     assert.deepEqual(ours([layout.v2Base, ...Object.values(layout.v1Base)].flatMap((base) => readdirSync(base))), []);
+  }
+
+  const unusualTaskId = () => 46_655 + Math.floor(Math.random() * 10_000);
+
+  it('refuses an unknown package with a clear error and leaves nothing half-made', async () => {
+    const taskId = unusualTaskId();
+    await assert.rejects(
+      runInMachine(machinery, { taskId, package: 'word', sample: { name: 'x.sh', content: 'echo no\n' } }),
+      (error: unknown) => isNestboxError(error, 'invalid_input') && /unknown analysis package "word"/.test(error.message),
+    );
+    assertNothingOfTask(taskId);
+  });
+
+  it('fails to start on a route this host cannot give, and undoes the disk and cgroups it made meanwhile', async () => {
+    const taskId = unusualTaskId();
+    await assert.rejects(runInMachine(machinery, { taskId, route: 'internet', sample: { name: 'x.sh', content: 'echo no\n' } }), (error: unknown) =>
+      isNestboxError(error),
+    );
+    assertNothingOfTask(taskId);
   });
 
   it('removes what a crashed nestbox left behind, and nothing of live machines', async () => {

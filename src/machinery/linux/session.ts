@@ -73,6 +73,7 @@ export class LinuxSession implements MachineSession {
   private displayReady: Promise<void> = Promise.resolve();
   private traceLog: { inMachine: string; host: string } | undefined;
   private destroyed: Promise<void> | undefined;
+  private readonly log: Logger;
   readonly analysisLog: AnalysisLog;
   readonly disk: MachineDisk;
   readonly cgroups: MachineCgroups;
@@ -91,8 +92,6 @@ export class LinuxSession implements MachineSession {
     this.cgroups = new MachineCgroups(context.cgroupLayout, id);
     this.analysisLog = new AnalysisLog(request.paths.analysisLog, context.settings.log_limit_bytes);
   }
-
-  private readonly log: Logger;
 
   /** Starts a clean machine for the request; on failure everything created so far is removed. */
   static async start(context: MachineContext, request: AnalysisRequest): Promise<LinuxSession> {
@@ -120,7 +119,8 @@ export class LinuxSession implements MachineSession {
     const restoreFrom = request.rebootFrom ? savedRebootState(request.rebootFrom) : undefined;
     if (request.rebootFrom && !restoreFrom) this.warn('the original task kept no end state: the reboot starts from a clean machine');
     mark('cgroups');
-    const [network] = await Promise.all([
+    // Both are awaited to the end even when one fails, so that destroy() knows of everything made.
+    const [network, disk] = await Promise.allSettled([
       this.context.createTaskNetwork({
         id: this.id,
         route: request.route,
@@ -130,8 +130,10 @@ export class LinuxSession implements MachineSession {
       }),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
     ]);
-    this.network = network;
-    await this.writeBoundFiles(network.gatewayAddress);
+    if (network.status === 'fulfilled') this.network = network.value;
+    if (network.status === 'rejected') throw network.reason;
+    if (disk.status === 'rejected') throw disk.reason;
+    await this.writeBoundFiles(network.value.gatewayAddress);
     mark('network, disk');
     await ensureRegularFiles(this.disk.root, BOUND_FILES);
     await this.placeSample();
