@@ -233,11 +233,15 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     assert.ok(outcome.events.some((event) => event.kind === 'process.exec' && event.path === '/tmp/bundle.zip_unpacked/payload.sh'));
   });
 
-  it('stops a guest whose analyzer never reports, at the timeout', async () => {
+  it('stops a guest whose analyzer never reports, at the timeout; stop, collect and destroy can be repeated', async () => {
     // Killing every process but init takes the analyzer (and strace) with it; the agent comes back empty.
     const outcome = await analyse('#!/bin/sh\necho "going dark"\nkill -9 -1\n', { timeoutSeconds: 3 });
     assert.equal(outcome.result.ended, 'timeout');
     assert.match(outcome.result.warnings.join('\n'), /did not finish the analysis in time/);
+    assertReleased(outcome.session);
+    await outcome.session.stop();
+    await outcome.session.collect();
+    await outcome.session.destroy();
     assertReleased(outcome.session);
   });
 
