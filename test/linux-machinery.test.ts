@@ -75,6 +75,16 @@ describe('linux machinery', () => {
     assertNothingLeft(assert.deepEqual, outcome.machineId);
   });
 
+  it('starts a file sample without waiting for the display, and still takes screenshots once it is up', async () => {
+    const withDisplay = testMachinery({ screenshots: true, screenshot_interval: 0.5 });
+    await withDisplay.prepare();
+    const outcome = await runInMachine(withDisplay, { sample: { name: 'wait.sh', content: '#!/bin/sh\necho started\nsleep 3\n' } });
+    assert.equal(outcome.result.ended, 'exited');
+    assert.ok(sampleOutput(outcome).includes('started'));
+    assert.ok(readdirSync(outcome.paths.shots).includes('0001.jpg'), outcome.log);
+    assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
+
   it('dumps the memory of the sample processes at the end of the run', async () => {
     const marker = `MEMORY-MARKER-${Date.now()}`;
     const outcome = await runInMachine(machinery, {

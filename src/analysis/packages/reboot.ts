@@ -29,6 +29,7 @@ wait
 
 export const rebootPackage: AnalysisPackage = {
   name: 'reboot',
+  needsDisplay: true,
   aliases: [],
   description: 'replays what a boot would start in the state an earlier task left behind',
   matches: () => false,

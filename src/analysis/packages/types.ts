@@ -31,6 +31,8 @@ export interface AnalysisPackage {
   readonly name: string;
   readonly aliases: readonly string[];
   readonly description: string;
+  /** The sample cannot start before the virtual display is up (browsers, desktop autostart entries). */
+  readonly needsDisplay?: boolean;
   /** Auto-selection: whether this package runs this file. */
   matches(target: PackageTarget): boolean;
   /** Archives: unpack first, then the file picked from what was unpacked is run by its own package. */

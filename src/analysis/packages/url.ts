@@ -3,6 +3,7 @@ import type { AnalysisPackage } from './types.js';
 /** URL tasks: chromium opens the URL on the machine's virtual display. */
 export const urlPackage: AnalysisPackage = {
   name: 'url',
+  needsDisplay: true,
   aliases: ['chromium', 'browser', 'ie', 'ff'],
   description: 'opens the URL in chromium on the virtual display',
   matches: () => false,

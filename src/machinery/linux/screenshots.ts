@@ -15,6 +15,8 @@ export const CONVERT = '/usr/bin/convert';
 
 export class ScreenshotTaker {
   private running = false;
+  /** Once stopped, never started again (the display may come up after a quick sample is done). */
+  private ended = false;
   private readonly wake = new AbortController();
   private loop: Promise<void> | undefined;
   private lastHash = '';
@@ -33,13 +35,14 @@ export class ScreenshotTaker {
   }
 
   start(): void {
-    if (this.running) return;
+    if (this.running || this.ended) return;
     this.running = true;
     this.loop = this.run();
   }
 
   /** Takes a last look at the screen, then stops. */
   async stop(): Promise<void> {
+    this.ended = true;
     if (!this.running) return;
     this.running = false;
     this.wake.abort();

@@ -80,6 +80,8 @@ export class LinuxSession implements MachineSession {
   /** Inside the machine. */
   private samplePath = '';
   private package: AnalysisPackage | undefined;
+  /** The package that starts the sample: the chosen one, or for archives the one of the file inside. */
+  private runner: AnalysisPackage | undefined;
 
   private constructor(
     private readonly context: MachineContext,
@@ -276,6 +278,7 @@ export class LinuxSession implements MachineSession {
   /** The sample's command line; archives are unpacked first (untraced) and the file inside is run. */
   private async commandToRun(context: PackageContext): Promise<string[]> {
     const pkg = this.package!;
+    this.runner = pkg;
     if (!pkg.unpack) return pkg.command(context);
     const step = pkg.unpack(context);
     const code = await this.runSupport(step.argv, UNPACK_TIMEOUT_MS);
@@ -283,6 +286,7 @@ export class LinuxSession implements MachineSession {
     const picked = await pickUnpackedFile(this.disk.root, step.into, context.options.file);
     await chmod(await hostPathInMachine(this.disk.root, picked.path), 0o755);
     this.analysisLog.info(`unpacked; running ${picked.path} (${picked.fileType}) with package ${picked.package.name}`);
+    this.runner = picked.package;
     return picked.package.command({ ...context, path: picked.path });
   }
 
@@ -302,7 +306,8 @@ export class LinuxSession implements MachineSession {
     // The sandbox is set up while the tracer starts; it runs the sample once the tracer records.
     let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
-    const [argv] = await Promise.all([this.startTracer(command), this.displayReady]);
+    // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
+    const [argv] = await Promise.all([this.startTracer(command), this.runner?.needsDisplay ? this.displayReady : undefined]);
     mark('tracer and display ready');
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
@@ -316,7 +321,7 @@ export class LinuxSession implements MachineSession {
     await this.moveLauncherAside(child);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
-    this.screenshots?.start();
+    void this.displayReady.then(() => this.screenshots?.start());
     const timer = new AbortController();
     const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal: AbortSignal.any([signal, timer.signal]) }).catch(() =>
       signal.aborted ? ('aborted' as const) : ('exited' as const),
