@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,18 +9,44 @@ import { after, describe, it } from 'node:test';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli', 'main.js');
 
-/** What nestbox's machines leave on the host while they run: namespaces, mounts, helper processes. */
-function leftovers() {
-  const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.startsWith('nestbox'));
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .filter((line) => /nestbox/.test(line) && !/\/var\/lib\/nestbox/.test(line.split(' ')[4] ?? ''));
-  const processes = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => /nestbox-(machine|net)|fake-services|bpftrace/.test(line) && !/ps -eo/.test(line));
-  return { netns, mounts, processes };
+const MACHINES_RUN = '/run/nestbox/machines';
+const NETWORKS_RUN = '/run/nestbox/net';
+
+/** Ids of the machines and task networks an owner process recorded as its own. */
+function ownedBy(pid: number): { machines: string[]; networks: string[] } {
+  const ownerPid = (file: string) => {
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
+    } catch {
+      return undefined;
+    }
+  };
+  const list = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+  return {
+    machines: list(MACHINES_RUN).filter((id) => ownerPid(join(MACHINES_RUN, id, 'owner.json')) === pid),
+    networks: list(NETWORKS_RUN)
+      .filter((file) => file.endsWith('.json') && ownerPid(join(NETWORKS_RUN, file)) === pid)
+      .map((file) => file.slice(0, -'.json'.length)),
+  };
+}
+
+/** What is still on the host of the given machines and networks: records, namespaces, mounts, processes. */
+function remainsOf(ids: { machines: string[]; networks: string[] }): string[] {
+  const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((line) => line.split(' ')[0]!);
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+  const processes = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n').filter((line) => !/ps -eo/.test(line));
+  const remains: string[] = [];
+  for (const id of ids.machines) {
+    if (existsSync(join(MACHINES_RUN, id))) remains.push(`run folder of machine ${id}`);
+    remains.push(...mounts.filter((line) => line.includes(join(MACHINES_RUN, id))).map((line) => `mount ${line}`));
+    remains.push(...processes.filter((line) => line.includes(id)).map((line) => `process ${line}`));
+  }
+  for (const id of ids.networks) {
+    if (existsSync(join(NETWORKS_RUN, `${id}.json`))) remains.push(`owner record of network ${id}`);
+    remains.push(...netns.filter((name) => name === `nestbox-net-${id}` || name === `nestbox-net-${id}-gw`).map((name) => `netns ${name}`));
+    remains.push(...processes.filter((line) => line.includes(`nestbox-net-${id}`)).map((line) => `process ${line}`));
+  }
+  return remains;
 }
 
 async function startService(home: string): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
@@ -71,11 +97,13 @@ describe('crash recovery', { timeout: 600_000 }, () => {
     const { task_id: id } = (await (await fetch(`${url}/tasks/create/file`, { method: 'POST', body })).json()) as { task_id: number };
     await waitFor('the analysis to run', async () => ((await taskOf(url, id)).status === 'running' ? true : undefined), 240_000);
     await sleep(2000);
+    const killedPid = child.pid!;
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
-    // What the killed service left running; other tests may come and go meanwhile, so only these count.
-    const orphaned = leftovers();
-    assert.ok(orphaned.netns.length > 0 || orphaned.processes.length > 0, 'the killed analysis had resources to clean up');
+    // Only what the killed service owned counts: other tests may run machines meanwhile.
+    const orphaned = ownedBy(killedPid);
+    assert.ok(orphaned.machines.length > 0 && orphaned.networks.length > 0, 'the killed analysis left a machine and a network');
+    assert.ok(remainsOf(orphaned).length > 0, 'there was something to clean up');
 
     ({ child, url } = await startService(home));
     service = child;
@@ -93,10 +121,6 @@ describe('crash recovery', { timeout: 600_000 }, () => {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
     service = undefined;
-    const after = leftovers();
-    const survivors = (key: keyof typeof after) => orphaned[key].filter((item) => after[key].includes(item));
-    assert.deepEqual(survivors('netns'), []);
-    assert.deepEqual(survivors('mounts'), []);
-    assert.deepEqual(survivors('processes'), []);
+    assert.deepEqual(remainsOf(orphaned), []);
   });
 });

@@ -21,17 +21,14 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
     return503OnClosing: false,
   });
 
-  app.addHook('onRequest', async (_request, reply) => {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.serializer(request.headers['x-requested-with'] === 'XMLHttpRequest' ? compactJson : prettyJson);
     reply.type('application/json');
     reply.headers(SECURITY_HEADERS);
   });
   registerErrorHandlers(app);
   registerAuth(app, ctx.config.api.token);
-  // Before the JSON serializer is chosen: cached answers are sent as the text they already are.
   registerResponseCache(app, () => ctx.dataChangeToken());
-  app.addHook('onRequest', async (request, reply) => {
-    reply.serializer(request.headers['x-requested-with'] === 'XMLHttpRequest' ? compactJson : prettyJson);
-  });
   await registerRoutes(app, ctx, options);
   return app;
 }
