@@ -83,3 +83,11 @@ export async function killProcessesIn(netns: string): Promise<number> {
   }
   return pids.length;
 }
+
+/** Kills whatever still runs in a namespace and waits (briefly) until it is gone, so nothing outlives a task. */
+export async function drainNamespace(netns: string, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await killProcessesIn(netns)) > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

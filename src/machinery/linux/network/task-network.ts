@@ -7,7 +7,7 @@ import { removeLeftovers } from './cleanup.js';
 import { startFakeInternet, type FakeInternet } from './fake-internet.js';
 import { gatewayRules, type GatewayRoute } from './gateway-rules.js';
 import { GATEWAY_INTERFACE, netnsPath, taskNames, type TaskNames } from './names.js';
-import { addNamespaces, deleteNamespaces, wireNamespaces } from './namespaces.js';
+import { addNamespaces, deleteNamespaces, drainNamespace, wireNamespaces } from './namespaces.js';
 import { claim, release } from './ownership.js';
 import { fakeTlsMaterial } from './tls-certificate.js';
 import { checkInternetInterface, connectUplink, disconnectUplink, hostResolver } from './uplink.js';
@@ -113,6 +113,9 @@ async function teardown(parts: Parts, options: TaskNetworkOptions): Promise<void
   if (parts.fakeInternet) await attempt(() => parts.fakeInternet!.stop());
   if (parts.created) {
     if (parts.route === 'internet') await attempt(() => disconnectUplink(parts.names, parts.addresses));
+    // Helpers that outlived their stop (a wrapper that exited before its child) must not keep a namespace alive.
+    await attempt(() => drainNamespace(parts.names.gatewayNetns));
+    await attempt(() => drainNamespace(parts.names.machineNetns));
     await attempt(() => deleteNamespaces(parts.names));
   }
   parts.addresses.release();
