@@ -80,6 +80,8 @@ export class LinuxSession implements MachineSession {
   /** Inside the machine. */
   private samplePath = '';
   private package: AnalysisPackage | undefined;
+  /** libmagic's type of the sample, looked up while the machine is being made. */
+  private sampleType: Promise<string> = Promise.resolve('');
   /** The package that starts the sample: the chosen one, or for archives the one of the file inside. */
   private runner: AnalysisPackage | undefined;
 
@@ -117,12 +119,12 @@ export class LinuxSession implements MachineSession {
     const { request } = this;
     this.analysisLog.info(`starting machine ${this.id} for task ${request.taskId}`);
     const mark = phaseTimer(this.log);
-    await this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent });
     const restoreFrom = request.rebootFrom ? savedRebootState(request.rebootFrom) : undefined;
     if (request.rebootFrom && !restoreFrom) this.warn('the original task kept no end state: the reboot starts from a clean machine');
-    mark('cgroups');
-    // Both are awaited to the end even when one fails, so that destroy() knows of everything made.
-    const [network, disk] = await Promise.allSettled([
+    // Independent steps run side by side; all are awaited to the end even when one fails, so that
+    // destroy() knows of everything made.
+    this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
+    const [network, ...others] = await Promise.allSettled([
       this.context.createTaskNetwork({
         id: this.id,
         route: request.route,
@@ -131,16 +133,16 @@ export class LinuxSession implements MachineSession {
         log: this.log,
       }),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
+      this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent }),
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
-    if (network.status === 'rejected') throw network.reason;
-    if (disk.status === 'rejected') throw disk.reason;
-    await this.writeBoundFiles(network.value.gatewayAddress);
-    mark('network, disk');
+    for (const step of [network, ...others]) if (step.status === 'rejected') throw step.reason;
+    await this.writeBoundFiles(this.network!.gatewayAddress);
+    mark('network, disk, cgroups');
     await ensureRegularFiles(this.disk.root, BOUND_FILES);
     await this.placeSample();
     mark('sample placed');
-    // Xvfb takes about 0.15 s to be ready: it starts now and the sample waits for it only at the last moment.
+    // Xvfb takes about 0.15 s to be ready: it starts now, and only samples that need it wait for it.
     this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
   }
 
@@ -173,7 +175,7 @@ export class LinuxSession implements MachineSession {
       const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
       this.samplePath = `${SAMPLE_DIR}/${name}`;
       await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755);
-      target = { fileName: name, fileType: await fileType(request.samplePath) };
+      target = { fileName: name, fileType: await this.sampleType };
       this.analysisLog.info(`sample ${this.samplePath}: ${target.fileType}`);
     }
     this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
