@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { BehaviorEvent } from '../src/analysis/events.js';
-import { createTracer, type BehaviourTracer } from '../src/machinery/linux/tracer/index.js';
+import { BpftraceProgram, createTracer, type BehaviourTracer } from '../src/machinery/linux/tracer/index.js';
 import {
   compileFixtures,
   createTestCgroup,
@@ -17,6 +17,7 @@ import {
   shellWorkload,
   LONG_NAME,
   ACCENTED_NAME,
+  NEWLINE_NAME,
   type RunResult,
   type TestCgroup,
 } from './fixtures/tracer-harness.js';
@@ -77,7 +78,7 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
   after(async () => {
     await cgroup?.remove();
     await tracer?.close();
-    if (work && !process.env.KEEP_TRACER_WORK) await rm(work, { recursive: true, force: true });
+    if (work) await rm(work, { recursive: true, force: true });
   });
 
   it('starts a prepared program in well under a second', () => {
@@ -113,8 +114,9 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
       [
         [join(work, LONG_NAME, LONG_NAME, 'deep.txt'), 5],
         [join(work, ACCENTED_NAME), 8],
+        [join(work, NEWLINE_NAME), 2],
       ],
-      'long and non-ASCII paths come out whole',
+      'long paths, non-ASCII names and names with newlines come out whole',
     );
     const deleted = ofKind(children, 'file.delete').map((e) => e.path);
     assert.ok(deleted.includes(join(work, 'l')) && deleted.includes(join(work, 'b.txt')), `deleted: ${deleted}`);
@@ -246,5 +248,39 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
     for (const e of events.slice(1)) {
       assert.ok(e.pid > 0 && e.tid > 0 && typeof e.comm === 'string' && e.ts > 1.6e9, JSON.stringify(e));
     }
+  });
+});
+
+describe('eBPF tracer when its buffer overflows', { timeout: 240_000 }, () => {
+  const log = pino({ level: 'silent' });
+  let cgroup: TestCgroup;
+  let work: string;
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'nestbox-tracer-lost-'));
+    cgroup = await createTestCgroup();
+  });
+
+  after(async () => {
+    await cgroup?.remove();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('reports every dropped record: as tracer.lost events and in what stop() returns', async () => {
+    const bin = await compileFixtures(['tracer-open-loop']);
+    // One page per CPU holds a dozen records: a burst of 20 000 opens cannot fit.
+    const program = await BpftraceProgram.launch(log, { perfBufferPages: 1 });
+    const eventsPath = join(work, 'events.jsonl');
+    const session = await program.arm({ cgroupV2Path: cgroup.path, eventsPath, log });
+    const opens = 20_000;
+    const loop = await runInCgroup(cgroup.path, [bin['tracer-open-loop']!, String(opens), '/etc/hostname']);
+    const { lost } = await session.stop();
+    const events = await readEvents(eventsPath);
+    const recorded = ofKind(events, 'file.open').filter((e) => e.pid === loop.pid && e.path === '/etc/hostname').length;
+    assert.ok(lost > 0, 'the tiny buffer overflowed');
+    assert.equal(ofKind(events, 'tracer.lost').reduce((sum, e) => sum + e.count, 0), lost);
+    assert.ok(recorded < opens);
+    // Each open is one record: every one missing is counted as lost.
+    assert.ok(recorded + lost >= opens, `${recorded} recorded + ${lost} lost < ${opens}`);
   });
 });

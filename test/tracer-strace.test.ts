@@ -17,6 +17,7 @@ import {
   shellWorkload,
   LONG_NAME,
   ACCENTED_NAME,
+  NEWLINE_NAME,
   type RunResult,
   type TestCgroup,
 } from './fixtures/tracer-harness.js';
@@ -75,7 +76,7 @@ describe('strace fallback tracer (real strace, real cgroup)', { timeout: 120_000
 
   after(async () => {
     await cgroup?.remove();
-    if (work && !process.env.KEEP_TRACER_WORK) await rm(work, { recursive: true, force: true });
+    if (work) await rm(work, { recursive: true, force: true });
   });
 
   it('wraps the sample in strace, with seccomp filtering when strace has it', () => {
@@ -115,7 +116,9 @@ describe('strace fallback tracer (real strace, real cgroup)', { timeout: 120_000
     const writes = ofKind(events, 'file.write').filter((e) => e.pid === shell.pid && e.path === join(work, 'a.txt'));
     assert.deepEqual(writes.map((e) => e.bytes), [5, 5]);
     const written = ofKind(events, 'file.write').filter((e) => e.pid === shell.pid).map((e) => e.path);
-    assert.ok(written.includes(join(work, LONG_NAME, LONG_NAME, 'deep.txt')) && written.includes(join(work, ACCENTED_NAME)), `${written}`);
+    for (const name of [join(LONG_NAME, LONG_NAME, 'deep.txt'), ACCENTED_NAME, NEWLINE_NAME]) {
+      assert.ok(written.includes(join(work, name)), `${name} not in ${written}`);
+    }
     const rename = ofKind(events, 'file.rename').find((e) => family.has(e.pid));
     assert.deepEqual(rename && [rename.from, rename.to], [join(work, 'a.txt'), join(work, 'b.txt')]);
     const echo = ofKind(events, 'process.exec').find((e) => e.path === '/bin/echo' && e.ppid === shell.pid);

@@ -3,14 +3,22 @@ import { decodeSockaddr } from './sockaddr.js';
 import { SETID_CALLS, type TraceOp, type TraceRecord } from './trace-records.js';
 
 /**
- * Reads what the program of `bpftrace-script.ts` prints (bpftrace's `-f json` lines) and turns it into
+ * Reads what the program of `bpftrace-script.ts` prints (bpftrace's text output) and turns it into
  * trace records, joining records with the string parts that belong to them.
+ *
+ * Text output costs bpftrace several times less than its JSON output, but strings are printed raw: a
+ * path may contain a newline. Every record therefore starts with the program's random marker, and a
+ * line without it continues the tail string of the record before it (a sample cannot forge records
+ * without knowing the marker). Records without a tail are complete at once, others when the next line
+ * shows that they do not go on.
  */
 export type BpftraceOutput =
   | { kind: 'attached'; probes: number }
-  /** A readiness probe answered (1: first attached, 2: last attached), or the program was armed (3). */
+  /** A readiness probe answered (1: first attached, 2: last attached), the program was armed (3), a drain marker (4). */
   | { kind: 'ready'; which: number; value: bigint }
   | { kind: 'lost'; count: number }
+  /** The END probe ran: what follows is bpftrace's map printout. */
+  | { kind: 'end' }
   | { kind: 'record'; record: TraceRecord };
 
 interface RawRecord {
@@ -32,75 +40,109 @@ interface Pending {
 type Builder = (r: RawRecord, part: (index: number) => string, argc: number) => TraceOp | null;
 
 interface Spec {
+  /** Whether the record ends with a string (which may contain newlines). */
+  tail: boolean;
   fields: number;
   build: Builder;
 }
 
-const PRINTF_PREFIX = '{"type": "printf", "data": "';
-const PRINTF_SUFFIX = '"}';
+/** A record whose tail may still go on in the next line. */
+interface Open {
+  letter: string;
+  head: string[];
+  tail: string;
+}
+
+const LOST = /^Lost (\d+) events$/;
+const ATTACHING = /^Attaching (\d+) probes?\.\.\.$/;
+const WRITE_TOTAL = /^@wb\[(\d+), (-?\d+)\]: (\d+)$/;
 
 export class BpftraceOutputParser {
   private readonly pending = new Map<string, Pending>();
+  private readonly prefix: string;
+  private open: Open | null = null;
+  private ended = false;
 
   constructor(
+    marker: string,
     private readonly toEpoch: (ns: bigint) => number,
     private readonly emit: (output: BpftraceOutput) => void,
-  ) {}
+  ) {
+    this.prefix = `${marker} `;
+  }
 
+  /** One line of output without its newline, one char per byte. */
   line(line: string): void {
-    if (line === '') return;
-    if (line.startsWith(PRINTF_PREFIX) && line.endsWith(PRINTF_SUFFIX)) {
-      this.printf(unescapeBpftrace(line.slice(PRINTF_PREFIX.length, -PRINTF_SUFFIX.length)));
+    if (line.startsWith(this.prefix)) {
+      this.close();
+      this.begin(line.slice(this.prefix.length));
       return;
     }
-    let message: { type?: string; data?: unknown };
-    try {
-      message = JSON.parse(line) as typeof message;
-    } catch {
+    if (this.ended) {
+      this.writeTotal(line);
       return;
     }
-    if (message.type === 'lost_events') {
-      this.emit({ kind: 'lost', count: Number((message.data as { events?: number }).events ?? 0) });
-    } else if (message.type === 'attached_probes') {
-      this.emit({ kind: 'attached', probes: Number((message.data as { probes?: number }).probes ?? 0) });
-    } else if (message.type === 'map') {
-      this.writeTotals(message.data as Record<string, Record<string, number>>);
+    const lost = LOST.exec(line);
+    if (lost) {
+      this.emit({ kind: 'lost', count: Number(lost[1]) });
+      return;
     }
+    if (this.open) {
+      this.open.tail += `\n${line}`;
+      return;
+    }
+    const attaching = ATTACHING.exec(line);
+    if (attaching) this.emit({ kind: 'attached', probes: Number(attaching[1]) });
   }
 
   /** The output has ended: records still waiting for parts are given with what arrived. */
   end(): void {
+    this.close();
     for (const [key, entry] of this.pending) {
       this.pending.delete(key);
       if (entry.main) this.complete(entry.main, entry.parts);
     }
   }
 
-  private printf(text: string): void {
-    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-    const head = splitFields(body, 4);
-    if (!head) return;
-    const [letter, nsText, tidText, partsText] = head.fields as [string, string, string, string];
-    if (letter === 'r') {
-      const [which = '0', value = '0'] = head.rest.split(' ');
-      this.emit({ kind: 'ready', which: Number(which), value: BigInt(value) });
-      return;
-    }
-    const ns = BigInt(nsText);
-    const tid = Number(tidText);
-    const key = `${tid}:${nsText}`;
-    if (letter === 's') {
-      const part = splitFields(head.rest, 0);
-      const entry = this.entry(key);
-      entry.parts.set(Number(partsText), part ? part.rest : '');
-      this.tryComplete(key, entry);
+  private begin(text: string): void {
+    const space = text.indexOf(' ');
+    const letter = space < 0 ? text : text.slice(0, space);
+    if (letter === 'e') {
+      this.ended = true;
+      this.emit({ kind: 'end' });
       return;
     }
     const spec = SPECS[letter];
-    if (!spec) return;
-    const rest = splitFields(head.rest, spec.fields);
-    if (!rest) return;
-    const raw: RawRecord = { letter, ns, tid, parts: Number(partsText), fields: rest.fields, tail: rest.rest };
+    const count = letter === 's' ? 4 : letter === 'r' ? 6 : spec ? 4 + spec.fields : 0;
+    const split = splitFields(text, count);
+    if (!split) return;
+    if (letter === 's' || spec?.tail) this.open = { letter, head: split.fields, tail: split.rest };
+    else this.finish(letter, split.fields, '');
+  }
+
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = null;
+    this.finish(open.letter, open.head, open.tail);
+  }
+
+  private finish(letter: string, head: string[], tail: string): void {
+    const [, nsText = '0', tidText = '0', partsText = '0', ...fields] = head;
+    if (letter === 'r') {
+      this.emit({ kind: 'ready', which: Number(fields[0]), value: BigInt(fields[1] ?? 0) });
+      return;
+    }
+    const tid = Number(tidText);
+    const key = `${tid}:${nsText}`;
+    if (letter === 's') {
+      const entry = this.entry(key);
+      entry.parts.set(Number(partsText), tail);
+      this.tryComplete(key, entry);
+      return;
+    }
+    if (!SPECS[letter]) return;
+    const raw: RawRecord = { letter, ns: BigInt(nsText), tid, parts: Number(partsText), fields, tail };
     if (raw.parts === 0 && !this.pending.has(key)) {
       this.complete(raw, new Map());
       return;
@@ -136,16 +178,15 @@ export class BpftraceOutputParser {
     this.emit({ kind: 'record', record: { ts: this.toEpoch(raw.ns), tid, ...op } });
   }
 
-  /** The END probe's per-(pid, fd) write totals that no close reported. */
-  private writeTotals(data: Record<string, Record<string, number>>): void {
-    const totals = data['@wb'];
-    if (!totals) return;
+  /** The END probe's per-(pid, fd) write totals that no close reported: `@wb[pid, fd]: bytes`. */
+  private writeTotal(line: string): void {
+    const total = WRITE_TOTAL.exec(line);
+    if (!total) return;
+    const pid = Number(total[1]);
+    const bytes = Number(total[3]);
+    if (bytes <= 0) return;
     const ts = this.toEpoch(process.hrtime.bigint());
-    for (const [key, bytes] of Object.entries(totals)) {
-      const [pid, fd] = key.split(',').map((v) => Number(v.trim()));
-      if (pid === undefined || fd === undefined || !(bytes > 0)) continue;
-      this.emit({ kind: 'record', record: { ts, tid: pid, op: 'write', pid, fd: fd | 0, bytes } });
-    }
+    this.emit({ kind: 'record', record: { ts, tid: pid, op: 'write', pid, fd: Number(total[2]) | 0, bytes, final: true } });
   }
 }
 
@@ -170,49 +211,6 @@ function splitFields(text: string, count: number): { fields: string[]; rest: str
     at = space + 1;
   }
   return { fields, rest: text.slice(at) };
-}
-
-/**
- * bpftrace 0.17 escapes printf output for JSON itself, and writes bytes >= 0x80 as `\uffffffXX`
- * (a sign-extended char), which JSON.parse misreads. Returns the bytes, one char per byte.
- */
-export function unescapeBpftrace(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c !== '\\') {
-      out += c;
-      continue;
-    }
-    const next = text[++i];
-    switch (next) {
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'u': {
-        const wide = /^[0-9a-fA-F]{8}/.test(text.slice(i + 1, i + 9)) && text.slice(i + 1, i + 7).toLowerCase() === 'ffffff';
-        const digits = wide ? 8 : 4;
-        out += String.fromCharCode(parseInt(text.slice(i + 1, i + 1 + digits), 16) & 0xff);
-        i += digits;
-        break;
-      }
-      default:
-        out += next ?? '';
-    }
-  }
-  return out;
 }
 
 function utf8(bytes: string): string {
@@ -244,13 +242,15 @@ function addressOf(r: RawRecord): ReturnType<typeof decodeSockaddr> {
 }
 
 const SPECS: Record<string, Spec> = {
-  h: { fields: 2, build: (r) => ({ op: 'identity', pid: int(r.fields[0]), ppid: int(r.fields[1]), comm: utf8(r.tail) }) },
-  F: { fields: 1, build: (r) => ({ op: 'fork', child: int(r.fields[0]) }) },
+  h: { tail: true, fields: 2, build: (r) => ({ op: 'identity', pid: int(r.fields[0]), ppid: int(r.fields[1]), comm: utf8(r.tail) }) },
+  F: { tail: false, fields: 1, build: (r) => ({ op: 'fork', child: int(r.fields[0]) }) },
   X: {
+    tail: true,
     fields: 1,
     build: (r, part, argc) => ({ op: 'exec', path: utf8(r.tail), dirfd: -100, argv: argvOf(argc, part), ret: 0 }),
   },
   E: {
+    tail: true,
     fields: 2,
     build: (r, part, argc) => ({
       op: 'exec',
@@ -260,9 +260,10 @@ const SPECS: Record<string, Spec> = {
       ret: int(r.fields[0]),
     }),
   },
-  Q: { fields: 1, build: (r) => ({ op: 'exit', code: exitCodeOf(int(r.fields[0])) }) },
-  N: { fields: 1, build: (r) => ({ op: 'rename_task', name: utf8(r.tail) }) },
+  Q: { tail: false, fields: 1, build: (r) => ({ op: 'exit', code: exitCodeOf(int(r.fields[0])) }) },
+  N: { tail: true, fields: 1, build: (r) => ({ op: 'rename_task', name: utf8(r.tail) }) },
   O: {
+    tail: true,
     fields: 4,
     build: (r) => ({
       op: 'open',
@@ -273,12 +274,13 @@ const SPECS: Record<string, Spec> = {
       path: utf8(r.tail),
     }),
   },
-  C: { fields: 1, build: (r) => ({ op: 'close', fd: int32(r.fields[0]) }) },
-  W: { fields: 3, build: (r) => ({ op: 'write', pid: int(r.fields[0]), fd: int32(r.fields[1]), bytes: int(r.fields[2]) }) },
-  D: { fields: 2, build: (r) => ({ op: 'dup', oldfd: int32(r.fields[0]), newfd: int32(r.fields[1]) }) },
-  P: { fields: 3, build: (r) => ({ op: 'pipe', socket: r.fields[0] === '1', fds: [int32(r.fields[1]), int32(r.fields[2])] }) },
-  K: { fields: 2, build: (r) => ({ op: 'chdir', dirfd: int32(r.fields[0]), ret: int(r.fields[1]), path: utf8(r.tail) }) },
+  C: { tail: false, fields: 1, build: (r) => ({ op: 'close', fd: int32(r.fields[0]) }) },
+  W: { tail: false, fields: 3, build: (r) => ({ op: 'write', pid: int(r.fields[0]), fd: int32(r.fields[1]), bytes: int(r.fields[2]), final: true }) },
+  D: { tail: false, fields: 2, build: (r) => ({ op: 'dup', oldfd: int32(r.fields[0]), newfd: int32(r.fields[1]) }) },
+  P: { tail: false, fields: 3, build: (r) => ({ op: 'pipe', socket: r.fields[0] === '1', fds: [int32(r.fields[1]), int32(r.fields[2])] }) },
+  K: { tail: true, fields: 2, build: (r) => ({ op: 'chdir', dirfd: int32(r.fields[0]), ret: int(r.fields[1]), path: utf8(r.tail) }) },
   R: {
+    tail: true,
     fields: 3,
     build: (r, part) => ({
       op: 'rename',
@@ -290,12 +292,14 @@ const SPECS: Record<string, Spec> = {
     }),
   },
   U: {
+    tail: true,
     fields: 3,
     build: (r) => ({ op: 'unlink', dirfd: int32(r.fields[0]), directory: r.fields[1] === '1', ret: int(r.fields[2]), path: utf8(r.tail) }),
   },
-  M: { fields: 3, build: (r) => ({ op: 'mkdir', dirfd: int32(r.fields[0]), mode: int(r.fields[1]), ret: int(r.fields[2]), path: utf8(r.tail) }) },
-  A: { fields: 3, build: (r) => ({ op: 'chmod', dirfd: int32(r.fields[0]), mode: int(r.fields[1]), ret: int(r.fields[2]), path: utf8(r.tail) }) },
+  M: { tail: true, fields: 3, build: (r) => ({ op: 'mkdir', dirfd: int32(r.fields[0]), mode: int(r.fields[1]), ret: int(r.fields[2]), path: utf8(r.tail) }) },
+  A: { tail: true, fields: 3, build: (r) => ({ op: 'chmod', dirfd: int32(r.fields[0]), mode: int(r.fields[1]), ret: int(r.fields[2]), path: utf8(r.tail) }) },
   G: {
+    tail: true,
     fields: 4,
     build: (r) => ({
       op: 'chown',
@@ -307,6 +311,7 @@ const SPECS: Record<string, Spec> = {
     }),
   },
   L: {
+    tail: true,
     fields: 4,
     build: (r, part) => ({
       op: 'link',
@@ -319,10 +324,12 @@ const SPECS: Record<string, Spec> = {
     }),
   },
   S: {
+    tail: false,
     fields: 4,
     build: (r) => ({ op: 'socket', family: int(r.fields[0]), type: int(r.fields[1]), protocol: int(r.fields[2]), ret: int(r.fields[3]) }),
   },
   Y: {
+    tail: true,
     fields: 7,
     build: (r) => {
       const call = r.fields[0];
@@ -333,10 +340,11 @@ const SPECS: Record<string, Spec> = {
       return { op: call === '0' ? 'connect' : 'bind', fd, address, ret };
     },
   },
-  I: { fields: 2, build: (r) => ({ op: 'listen', fd: int32(r.fields[0]), ret: int(r.fields[1]) }) },
-  J: { fields: 2, build: (r) => ({ op: 'accept', fd: int32(r.fields[0]), ret: int(r.fields[1]) }) },
-  m: { fields: 1, build: (r) => ({ op: 'memfd', ret: int(r.fields[0]), name: utf8(r.tail) }) },
+  I: { tail: false, fields: 2, build: (r) => ({ op: 'listen', fd: int32(r.fields[0]), ret: int(r.fields[1]) }) },
+  J: { tail: false, fields: 2, build: (r) => ({ op: 'accept', fd: int32(r.fields[0]), ret: int(r.fields[1]) }) },
+  m: { tail: true, fields: 1, build: (r) => ({ op: 'memfd', ret: int(r.fields[0]), name: utf8(r.tail) }) },
   x: {
+    tail: false,
     fields: 5,
     build: (r) => ({
       op: 'exec_map',
@@ -347,8 +355,9 @@ const SPECS: Record<string, Spec> = {
       fd: int32(r.fields[4]),
     }),
   },
-  t: { fields: 3, build: (r) => ({ op: 'ptrace', request: int(r.fields[0]), target: int(r.fields[1]), ret: int(r.fields[2]) }) },
+  t: { tail: false, fields: 3, build: (r) => ({ op: 'ptrace', request: int(r.fields[0]), target: int(r.fields[1]), ret: int(r.fields[2]) }) },
   k: {
+    tail: true,
     fields: 3,
     build: (r) => ({
       op: 'module',
@@ -359,6 +368,7 @@ const SPECS: Record<string, Spec> = {
     }),
   },
   u: {
+    tail: false,
     fields: 5,
     build: (r) => {
       const call = SETID_CALLS[int(r.fields[0])];
@@ -367,5 +377,5 @@ const SPECS: Record<string, Spec> = {
       return { op: 'setid', call, ids: r.fields.slice(1, 1 + count).map((v) => int32(v)), ret: int(r.fields[4]) };
     },
   },
-  g: { fields: 3, build: (r) => ({ op: 'kill', target: int(r.fields[0]), signal: int(r.fields[1]), ret: int(r.fields[2]) }) },
+  g: { tail: false, fields: 3, build: (r) => ({ op: 'kill', target: int(r.fields[0]), signal: int(r.fields[1]), ret: int(r.fields[2]) }) },
 };

@@ -5,10 +5,10 @@ import { SETID_CALLS } from './trace-records.js';
  *
  * Every probe is filtered to the sandbox's cgroup and prints compact records, one printf each:
  *
- *     <letter> <nsecs> <tid> <parts> <numbers...> <tail>
+ *     <marker> <letter> <nsecs> <tid> <parts> <numbers...> <tail>
  *
- * `tail` is the rest of the record: a single string (path, name, comm), so spaces in it are no problem,
- * and bpftrace's JSON output (`-f json`) escapes newlines and control bytes. Records that carry more
+ * `tail` is the rest of the record: a single string (path, name, comm), so spaces in it are no problem;
+ * for newlines in it, see bpftrace-output.ts. Records that carry more
  * than one string say how many `s` parts follow (`s <nsecs> <tid> <index> <text>`); the parser joins
  * them by (tid, nsecs). A string is read with `str()`, which stops at STRING_LIMIT bytes (bpftrace 0.17
  * keeps strings on the small BPF stack); longer paths get one continuation part (index 100 + string
@@ -36,6 +36,8 @@ export interface ScriptOptions {
    * and compiled ahead of time, before the sandbox exists.
    */
   nonce: number;
+  /** Starts every record (see bpftrace-output.ts): random, so that a sample cannot forge one. */
+  marker: string;
   /** System calls this kernel has tracepoints for (`sys_enter_<name>` exists). */
   hasTracepoint: (syscall: string) => boolean;
 }
@@ -60,6 +62,14 @@ export const SETID_ARGS: Record<string, string[]> = {
 
 type Slot = 'p0' | 'p1' | 'n0' | 'n1' | 'n2' | 'n3';
 type Saves = Partial<Record<Slot, string>>;
+const SLOTS: Slot[] = ['p0', 'p1', 'n0', 'n1', 'n2', 'n3'];
+/** The saved-arguments tuple of a thread in no traced call. */
+const NO_CALL = '(0, (uint64)0, (uint64)0, (int64)0, (int64)0, (int64)0, (int64)0)';
+
+/** `@p0[tid]`... in probe bodies are the fields of the tuple the return probe read into `$v`. */
+function slotsToTuple(body: string): string {
+  return body.replace(/@(p0|p1|n0|n1|n2|n3)\[tid\]/g, (_, slot: Slot) => `$v.${SLOTS.indexOf(slot) + 1}`);
+}
 
 export function bpftraceScript(options: ScriptOptions): string {
   return new ScriptWriter(options).write();
@@ -89,11 +99,10 @@ class ScriptWriter {
     this.privilegeProbes();
     this.moduleProbes();
     this.probes.push(this.barrierProbe());
+    this.probes.push(this.dumpProbe());
     this.probes.push(this.readyProbe(2));
-    this.probes.push(
-      'END { print(@wb); clear(@wb); clear(@cg); clear(@seen); clear(@sc); clear(@p0); clear(@p1); clear(@n0); clear(@n1); clear(@n2); clear(@n3); }',
-    );
-    return `${this.probes.join('\n\n')}\n`;
+    // Every printf is a record, and every record starts with the marker.
+    return `${this.probes.join('\n\n')}\n`.replaceAll('printf("', `printf("${this.options.marker} `);
   }
 
   /**
@@ -114,6 +123,21 @@ class ScriptWriter {
     return `tracepoint:syscalls:sys_enter_kill /args->pid == ${this.options.nonce} && args->sig == 0 && cgroup != @cg/ {
   @cg = -1;
   printf("r 0 0 0 4 %d\\n", cpu);
+}`;
+  }
+
+  /**
+   * `kill(nonce, SIGCONT)` from the owner, once drained: prints the write totals no close reported
+   * (`e`, then bpftrace's printout of @wb) and `r ... 5` after them. Then the program has said all it
+   * will, and is killed: letting bpftrace exit by itself takes seconds (it detaches probe after probe).
+   */
+  private dumpProbe(): string {
+    const me = this.options.ownerPid;
+    return `tracepoint:syscalls:sys_enter_kill /pid == ${me} && args->pid == ${this.options.nonce} && args->sig == 18/ {
+  printf("e 0 0 0\\n");
+  print(@wb);
+  clear(@wb);
+  printf("r 0 0 0 5 0\\n");
 }`;
   }
 
@@ -138,7 +162,7 @@ class ScriptWriter {
       this.cg,
       `$t = nsecs;
   @seen[tid] = 1;
-  @sc[tid] = 0;
+  @a[tid] = ${NO_CALL};
   printf("h %llu %d 0 %d %d %s\\n", $t, tid, pid, curtask->real_parent->tgid, comm);
   $sp = curtask->mm->start_stack;
   $argc = *(uint64 *)uptr($sp);
@@ -154,7 +178,8 @@ class ScriptWriter {
     );
     for (const name of ['execve', 'execveat']) {
       const saves: Saves = name === 'execve' ? { p0: 'args->filename', p1: 'args->argv' } : { p0: 'args->filename', p1: 'args->argv', n0: 'args->fd' };
-      this.pair(name, saves, `if ($r < 0) {
+      this.pair(name, saves, `@a[tid] = ${NO_CALL};
+  if ($r < 0) {
     $argv = (uint64)@p1[tid];
     $argc = (uint64)0;
     while ($argc < ${MAX_ARGV}) {
@@ -178,13 +203,13 @@ class ScriptWriter {
       this.cg,
       `$t = nsecs;${IDENTIFY}
   if (args->group_dead) { printf("Q %llu %d 0 %d\\n", $t, tid, curtask->exit_code); }
-  delete(@seen[tid]); delete(@sc[tid]); delete(@p0[tid]); delete(@p1[tid]);
-  delete(@n0[tid]); delete(@n1[tid]); delete(@n2[tid]); delete(@n3[tid]);`,
+  delete(@seen[tid]);
+  delete(@a[tid]);`,
     );
     // Renames during exec are the kernel naming the new program, not the program renaming itself.
     this.add(
       'tracepoint:task:task_rename',
-      `${this.cg} && @sc[tid] != ${this.idOf('execve')} && @sc[tid] != ${this.idOf('execveat')}`,
+      `${this.cg} && @a[tid].0 != ${this.idOf('execve')} && @a[tid].0 != ${this.idOf('execveat')}`,
       `$t = nsecs;${IDENTIFY}
   printf("N %llu %d 0 %d %s\\n", $t, tid, args->pid, args->newcomm);`,
     );
@@ -260,8 +285,7 @@ class ScriptWriter {
       this.cg,
       `$t = nsecs;${IDENTIFY}
   $fd = (int64)args->fd;
-  ${flushWrites('$fd')}
-  printf("C %llu %d 0 %d\\n", $t, tid, $fd);`,
+  ${flushWrites('$fd')}`,
     );
     for (const name of ['write', 'pwrite64', 'writev', 'pwritev', 'pwritev2']) {
       this.pair(name, { n0: 'args->fd' }, `if ($r > 0) { @wb[pid, @n0[tid]] += $r; }`, { quiet: true });
@@ -359,20 +383,19 @@ class ScriptWriter {
     this.add(
       'tracepoint:raw_syscalls:sys_enter',
       `${this.cg} && (${ids})`,
-      `@sc[tid] = ${id}; @n0[tid] = args->id; @n1[tid] = args->args[0]; @p0[tid] = args->args[0];`,
+      `@a[tid] = (${id}, (uint64)args->args[0], (uint64)0, (int64)args->id, (int64)args->args[0], (int64)0, (int64)0);`,
     );
     const call = missing.map((m) => `@n0[tid] == ${m.nr} ? ${m.call} : `).join('') + '-1';
     this.add(
       'tracepoint:raw_syscalls:sys_exit',
-      `${this.cg} && @sc[tid] == ${id}`,
-      `$t = nsecs; $r = args->ret;${IDENTIFY}
+      `${this.cg} && @a[tid].0 == ${id}`,
+      `$t = nsecs; $r = args->ret; $v = @a[tid];${IDENTIFY}
   $call = ${call};
   if ($call == 2) {
     ${stringRecord('k', '0', [['%d', '2'], ['%d', '-1'], ['%d', '$r']], '@p0[tid]')}
   } else {
     printf("k %llu %d 0 %d %d %d \\n", $t, tid, $call, $call == 1 ? (int64)@n1[tid] : -1, $r);
-  }
-  @sc[tid] = 0;`,
+  }`,
     );
   }
 
@@ -387,23 +410,29 @@ class ScriptWriter {
     return id;
   }
 
-  /** An entry probe saving arguments and a return probe printing the record; skipped when the kernel lacks the call. */
+  /**
+   * An entry probe saving the arguments and a return probe printing the record; skipped when the kernel
+   * lacks the call. Arguments wait in one map, `@a[tid]` = (call id, p0, p1, n0, n1, n2, n3): one update
+   * on entry, one lookup on return. Bodies name them `@p0[tid]`...; the call id tells the return probe
+   * that the entry it finds is its own.
+   */
   private pair(syscall: string, saves: Saves, exitBody: string, options: { when?: string; quiet?: boolean } = {}): void {
     if (!this.options.hasTracepoint(syscall)) return;
     const id = this.idOf(syscall);
-    const stores = Object.entries(saves)
-      .map(([slot, value]) => ` @${slot}[tid] = ${slot.startsWith('p') ? `(uint64)${value}` : `(int64)${value}`};`)
-      .join('');
+    const tuple = SLOTS.map((slot) => {
+      const value = saves[slot];
+      const type = slot.startsWith('p') ? 'uint64' : 'int64';
+      return value === undefined ? `(${type})0` : `(${type})${value}`;
+    });
     const when = options.when ? ` && ${options.when}` : '';
-    this.add(`tracepoint:syscalls:sys_enter_${syscall}`, `${this.cg}${when}`, `@sc[tid] = ${id};${stores}`);
-    const prologue = options.quiet ? '$r = args->ret;' : `$t = nsecs; $r = args->ret;${IDENTIFY}`;
-    this.add(`tracepoint:syscalls:sys_exit_${syscall}`, `${this.cg} && @sc[tid] == ${id}`, `${prologue}
-  ${exitBody}
-  @sc[tid] = 0;`);
+    this.add(`tracepoint:syscalls:sys_enter_${syscall}`, `${this.cg}${when}`, `@a[tid] = (${id}, ${tuple.join(', ')});`);
+    const prologue = options.quiet ? '$r = args->ret; $v = @a[tid];' : `$t = nsecs; $r = args->ret; $v = @a[tid];${IDENTIFY}`;
+    this.add(`tracepoint:syscalls:sys_exit_${syscall}`, `${this.cg} && @a[tid].0 == ${id}`, `${prologue}
+  ${exitBody}`);
   }
 
   private add(probe: string, predicate: string, body: string): void {
-    this.probes.push(`${probe} /${predicate}/ {\n  ${body}\n}`);
+    this.probes.push(`${probe} /${predicate}/ {\n  ${slotsToTuple(body)}\n}`);
   }
 }
 

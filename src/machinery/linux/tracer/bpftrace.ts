@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import { readFileSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { BehaviorEvent } from '../../../analysis/events.js';
 import { unavailable } from '../../../errors.js';
@@ -13,18 +14,23 @@ import { BpftraceOutputParser, type BpftraceOutput } from './bpftrace-output.js'
 import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from './bpftrace-script.js';
 import { EventDecoder } from './event-decoder.js';
 import { EventsWriter } from './events-writer.js';
+import { FileTail } from './file-tail.js';
 import { ReorderBuffer } from './reorder-buffer.js';
 import { availableEvents, ensureTracefs, syscallTracepoints, TRACEFS } from './tracefs.js';
 import type { TraceRecord } from './trace-records.js';
 
-/** Per-CPU perf buffer: 4 MiB (pages of 4 KiB, a power of two) absorbs bursts while bpftrace catches up. */
-const PERF_RB_PAGES = 1024;
+/**
+ * Per-CPU perf buffer: 16 MiB (pages of 4 KiB, a power of two), some 70 000 records, absorbs bursts
+ * while bpftrace catches up (a record with a path takes about 230 bytes).
+ */
+const PERF_RB_PAGES = 4096;
+/** bpftrace goes before the sample: a busy sample is better slowed down than its events dropped. */
+const BPFTRACE_NICE = -10;
 /** Threads and (process, fd) pairs bpftrace can keep track of at once. */
 const MAP_KEYS_MAX = 65536;
 /** Compiling the program costs seconds of CPU; on a loaded machine attaching can take tens of seconds. */
 const LAUNCH_TIMEOUT_MS = 120_000;
 const ARM_TIMEOUT_MS = 10_000;
-const STOP_TIMEOUT_MS = 15_000;
 const DRAIN_TIMEOUT_MS = 10_000;
 /** How long records are held to be put back in time order, and how often the file is written. */
 const REORDER_WINDOW_SECONDS = 0.5;
@@ -45,33 +51,29 @@ export class BpftraceProgram {
   private readonly ready = new Set<number>();
   /** CPUs whose drain marker has been read. */
   private readonly drained = new Set<number>();
+  private dumped = false;
   private readonly toEpoch = monotonicToEpoch();
   private readonly parser: BpftraceOutputParser;
   private armedCgroup: bigint | null = null;
   private probes = 0;
   private lost = 0;
   private stderr = '';
-  private exit: { code: number | null; signal: string | null } | null = null;
-  private readonly closed: Promise<unknown>;
+  private exit: { code: number | null; signal: string | null; early: boolean } | null = null;
+  /** Set once we end bpftrace ourselves: an exit before that is a failure. */
+  private stopping = false;
   private consumer: ((record: TraceRecord) => void) | null = null;
+  private tail: FileTail | null = null;
 
   private constructor(
     private readonly child: ChildProcess,
     private readonly nonce: number,
+    marker: string,
     private readonly log: Logger,
   ) {
-    this.parser = new BpftraceOutputParser(this.toEpoch, (output) => this.onOutput(output));
-    this.closed = once(child, 'close');
+    this.parser = new BpftraceOutputParser(marker, this.toEpoch, (output) => this.onOutput(output));
     child.on('exit', (code, signal) => {
-      this.exit = { code, signal };
+      this.exit = { code, signal, early: !this.stopping };
       this.changes.emit('change');
-    });
-    child.stdout!.setEncoding('latin1');
-    let partial = '';
-    child.stdout!.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop()!;
-      for (const line of lines) this.parser.line(line);
     });
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
@@ -80,38 +82,52 @@ export class BpftraceProgram {
     // A program waiting for its analysis must not keep the service (or a test) from exiting; while it
     // is launching, armed or stopping, our own timers and promises keep the process alive.
     child.unref();
-    for (const stream of [child.stdout, child.stderr] as unknown as Array<{ unref?: () => void }>) stream.unref?.();
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
   }
 
-  /** Compiles and attaches the program; resolves once every probe is attached. */
-  static async launch(log: Logger): Promise<BpftraceProgram> {
+  /**
+   * Compiles and attaches the program; resolves once every probe is attached. `perfBufferPages` (a
+   * power of two) is for tests that need a buffer small enough to overflow.
+   */
+  static async launch(log: Logger, options: { perfBufferPages?: number } = {}): Promise<BpftraceProgram> {
     await ensureTracefs();
     const syscalls = await syscallTracepoints();
     const nonce = randomInt(1 << 30, 2 ** 31 - 1);
-    const script = bpftraceScript({ ownerPid: process.pid, nonce, hasTracepoint: (name) => syscalls.has(name) });
+    const marker = randomBytes(6).toString('base64url');
+    const script = bpftraceScript({ ownerPid: process.pid, nonce, marker, hasTracepoint: (name) => syscalls.has(name) });
     const workDir = await mkdtemp(join(tmpdir(), 'nestbox-bpftrace-'));
     const scriptPath = join(workDir, 'behaviour.bt');
     await writeFile(scriptPath, script);
     const used = new Set(tracepointsOf(script));
     const eventsPath = join(workDir, 'available_events');
     await writeFile(eventsPath, `${(await availableEvents()).filter((e) => used.has(e)).join('\n')}\n`);
+    // Standard output is a file (see file-tail.ts); bpftrace's own -o file ignores -B line.
+    const outputPath = join(workDir, 'output');
+    const output = openSync(outputPath, 'w');
     const child = spawn('setpriv', launchArgs(eventsPath, scriptPath), {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', output, 'pipe'],
       env: {
         ...process.env,
         BPFTRACE_STRLEN: String(BPFTRACE_STRLEN),
-        BPFTRACE_PERF_RB_PAGES: String(PERF_RB_PAGES),
+        BPFTRACE_PERF_RB_PAGES: String(options.perfBufferPages ?? PERF_RB_PAGES),
         BPFTRACE_MAP_KEYS_MAX: String(MAP_KEYS_MAX),
       },
     });
-    const program = new BpftraceProgram(child, nonce, log);
+    closeSync(output);
     try {
+      if (child.pid !== undefined) setPriority(child.pid, BPFTRACE_NICE);
+    } catch (error) {
+      log.debug({ err: error }, 'could not raise the priority of bpftrace');
+    }
+    const program = new BpftraceProgram(child, nonce, marker, log);
+    try {
+      await program.follow(outputPath);
       await program.untilAttached();
     } catch (error) {
       await program.discard();
       throw error;
     } finally {
-      // bpftrace has read both files once it is attached (or it has failed).
+      // Once attached, bpftrace has read its files and holds its output open: nothing is left behind.
       await rm(workDir, { recursive: true, force: true });
     }
     return program;
@@ -143,13 +159,15 @@ export class BpftraceProgram {
     let stopping: Promise<{ lost: number }> | null = null;
     const stop = async () => {
       await this.drain();
+      this.stopping = true;
+      await this.dumpTotals();
       await this.end();
       clearInterval(timer);
       this.parser.end();
       reorder.releaseAll();
       const now = this.toEpoch(process.hrtime.bigint());
       decoder.finish(now);
-      if (this.exit && this.exit.code !== 0 && this.exit.signal !== 'SIGINT') {
+      if (this.exit?.early) {
         const message = `bpftrace ended early (${this.exit.signal ?? this.exit.code}): ${this.stderrTail()}`;
         this.log.error({ cgroup: options.cgroupV2Path, exit: this.exit }, message);
         writer.write(info(now, message));
@@ -190,17 +208,45 @@ export class BpftraceProgram {
 
   /** Ends a program that will not be used. */
   async discard(): Promise<void> {
+    this.stopping = true;
     await this.end();
   }
 
+  /** Kills bpftrace (it has nothing more to say) and reads the rest of its output. */
   private async end(): Promise<void> {
-    if (!this.exit) {
-      this.child.kill('SIGINT');
-      const killer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await this.closed;
-      clearTimeout(killer);
-    } else {
-      await this.closed;
+    if (!this.exit) this.child.kill('SIGKILL');
+    await this.tail?.end();
+    this.tail = null;
+  }
+
+  private async dumpTotals(): Promise<void> {
+    if (this.exit) return;
+    try {
+      await this.until(() => this.dumped, DRAIN_TIMEOUT_MS, () => this.signalNonce('SIGCONT'));
+    } catch (error) {
+      this.log.warn({ err: error }, 'bpftrace did not print its write totals');
+    }
+  }
+
+  private signalNonce(signal: NodeJS.Signals): void {
+    try {
+      process.kill(this.nonce, signal);
+    } catch {
+      // ESRCH: no process has that pid, as intended.
+    }
+  }
+
+  /** We read bpftrace's output file as it grows. */
+  private async follow(outputPath: string): Promise<void> {
+    const deadline = Date.now() + LAUNCH_TIMEOUT_MS;
+    while (!this.tail) {
+      if (this.exit) throw unavailable(`bpftrace could not start: ${this.stderrTail()}`, { context: { exit: this.exit } });
+      if (Date.now() > deadline) throw unavailable('bpftrace did not start in time', { context: { stderr: this.stderrTail() } });
+      try {
+        this.tail = await FileTail.open(outputPath, (line) => this.parser.line(line));
+      } catch {
+        await sleep(10);
+      }
     }
   }
 
@@ -212,6 +258,7 @@ export class BpftraceProgram {
       case 'ready':
         if (output.which === 3) this.armedCgroup = output.value;
         else if (output.which === 4) this.drained.add(Number(output.value));
+        else if (output.which === 5) this.dumped = true;
         else this.ready.add(output.which);
         this.changes.emit('change');
         return;
@@ -222,6 +269,8 @@ export class BpftraceProgram {
         return;
       case 'record':
         this.consumer?.(output.record);
+        return;
+      case 'end':
         return;
     }
   }
@@ -296,8 +345,6 @@ function launchArgs(eventsPath: string, scriptPath: string): string[] {
     eventsPath,
     `${TRACEFS}/available_events`,
     'bpftrace',
-    '-f',
-    'json',
     '-B',
     'line',
     '--no-warnings',

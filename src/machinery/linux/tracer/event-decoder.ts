@@ -77,9 +77,12 @@ export class EventDecoder {
         this.flush(r, this.pidOf(r.tid), r.fd);
         this.processOf(r.tid).fds.close(r.fd);
         return;
-      case 'write':
-        this.write(r, r.pid ?? this.pidOf(r.tid), r.fd, r.bytes, r.data);
+      case 'write': {
+        const pid = r.pid ?? this.pidOf(r.tid);
+        this.write(r, pid, r.fd, r.bytes, r.data);
+        if (r.final) this.flush(r, pid, r.fd);
         return;
+      }
       case 'dup':
         this.flush(r, this.pidOf(r.tid), r.newfd);
         this.processOf(r.tid).fds.dup(r.oldfd, r.newfd);
@@ -232,7 +235,7 @@ export class EventDecoder {
   }
 
   private event(r: { ts: number; tid: number }, body: EventBody): void {
-    this.emit({ ...this.header(r.ts, r.tid), ...body } as BehaviorEvent);
+    this.emit(Object.assign(this.header(r.ts, r.tid), body) as BehaviorEvent);
   }
 
   private newFd(r: { ts: number; tid: number }, fd: number, entry: FdEntry): void {

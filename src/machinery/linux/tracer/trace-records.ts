@@ -30,8 +30,12 @@ export type TraceOp =
   | { op: 'rename_task'; name: string }
   | { op: 'open'; dirfd: number; path: string; flags: number; mode: number; ret: number }
   | { op: 'close'; fd: number }
-  /** Bytes written through an fd since the last report; `pid` when the writer is not the record's thread. */
-  | { op: 'write'; fd: number; bytes: number; pid?: number; data?: string }
+  /**
+   * Bytes written through an fd; `pid` when the writer is not the record's thread. `final`: the total
+   * since the fd was made, reported as the fd is closed or replaced (the eBPF program sums in the
+   * kernel); otherwise one call's bytes, summed by the decoder.
+   */
+  | { op: 'write'; fd: number; bytes: number; pid?: number; final?: boolean; data?: string }
   | { op: 'dup'; oldfd: number; newfd: number }
   | { op: 'pipe'; fds: [number, number]; socket: boolean }
   | { op: 'chdir'; dirfd: number; path: string; ret: number }
