@@ -22,6 +22,8 @@ $want_tests && packages+=(dnsutils curl iputils-ping tshark)
 packages+=(qemu-system-x86 qemu-utils cpio e2fsprogs xz-utils)
 # Service: processing runs YARA rules with the yara CLI.
 packages+=(yara)
+# Service: the behaviour tracer (bpftrace on tracepoints; strace where eBPF does not work).
+packages+=(bpftrace strace)
 # Tests: processing compares with binutils, python3-pefile, mingw-built and osslsigncode-signed PEs; busybox pings.
 $want_tests && packages+=(binutils gcc-mingw-w64-x86-64 python3-pefile osslsigncode busybox)
 # Tests: PostgreSQL for the shared-queue mode.
