@@ -293,7 +293,7 @@ export class BpftraceProgram {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (done()) finish();
-        else if (this.exit) finish(unavailable(`bpftrace could not start: ${this.stderrTail()}`, { context: { exit: this.exit } }));
+        else if (this.exit) finish(unavailable(`bpftrace exited: ${this.stderrTail()}`, { context: { exit: this.exit } }));
       };
       const finish = (error?: Error) => {
         clearInterval(poker);
@@ -307,7 +307,7 @@ export class BpftraceProgram {
         check();
       }, 25);
       const timer = setTimeout(
-        () => finish(unavailable('bpftrace did not become ready in time', { context: { timeoutMs, stderr: this.stderrTail() } })),
+        () => finish(unavailable('bpftrace did not answer in time', { context: { timeoutMs, stderr: this.stderrTail() } })),
         timeoutMs,
       );
       this.changes.on('change', check);
