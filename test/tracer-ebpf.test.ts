@@ -191,6 +191,15 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
 
     const udp = ofKind(mine, 'net.send').find((e) => e.family === 'inet');
     assert.deepEqual(udp && [udp.address, udp.bytes], ['127.0.0.1', 4]);
+    const udpSends = ofKind(mine, 'net.send').filter((e) => e.family === 'inet').map((e) => [e.address, e.port, e.bytes]);
+    assert.deepEqual(udpSends, [
+      ['127.0.0.1', port, 4],
+      ['127.0.0.1', port, 5],
+    ], 'sendto and sendmsg, addresses decoded');
+    const bind = ofKind(mine, 'net.bind')[0];
+    assert.deepEqual(bind && [bind.family, bind.address, bind.port, bind.ret], ['inet', '127.0.0.1', 0, 0]);
+    assert.deepEqual(ofKind(mine, 'net.listen').map((e) => [e.fd, e.ret]), [[bind.fd, 0]]);
+    assert.deepEqual(ofKind(mine, 'net.accept').map((e) => [e.fd, e.ret]), [[bind.fd, -11]]);
     const six = ofKind(mine, 'net.connect').find((e) => e.family === 'inet6');
     assert.equal(six?.address, '::1');
     assert.equal(six.port, port);
