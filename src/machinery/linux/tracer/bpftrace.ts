@@ -32,8 +32,8 @@ const MAP_KEYS_MAX = 65536;
 const LAUNCH_TIMEOUT_MS = 120_000;
 const ARM_TIMEOUT_MS = 10_000;
 const DRAIN_TIMEOUT_MS = 10_000;
-/** How long records are held to be put back in time order, and how often the file is written. */
-const REORDER_WINDOW_SECONDS = 0.5;
+/** How far apart in time records of different CPUs can arrive (see reorder-buffer.ts); how often the file is written. */
+const REORDER_WINDOW_SECONDS = 3;
 const FLUSH_INTERVAL_MS = 200;
 
 /** bpftrace timestamps are CLOCK_MONOTONIC nanoseconds, the clock of process.hrtime. */
@@ -153,7 +153,7 @@ export class BpftraceProgram {
     }
     writer.write(info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes on ${options.cgroupV2Path}`));
     const timer = setInterval(() => {
-      reorder.releaseBefore(this.toEpoch(process.hrtime.bigint()));
+      reorder.releaseSettled();
       writer.flush();
     }, FLUSH_INTERVAL_MS);
     let stopping: Promise<{ lost: number }> | null = null;

@@ -1,10 +1,12 @@
 /**
- * Puts records back in time order. bpftrace reads one buffer per CPU, so a thread that moved between
- * CPUs can have its later record printed before its earlier one; records are held for `windowSeconds`
- * and released sorted by time (stable, so records of one probe keep their order).
+ * Puts records back in time order. bpftrace empties one buffer per CPU after another, so records of
+ * one CPU can come seconds after later records of another (a burst fills a buffer that takes long to
+ * empty). Records are held until records at least `windowSeconds` newer have arrived, then released
+ * sorted by time (stably, so the records of one probe keep their order).
  */
 export class ReorderBuffer<T extends { ts: number }> {
   private held: T[] = [];
+  private newest = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly windowSeconds: number,
@@ -13,12 +15,20 @@ export class ReorderBuffer<T extends { ts: number }> {
 
   push(item: T): void {
     this.held.push(item);
+    if (item.ts > this.newest) this.newest = item.ts;
   }
 
-  /** Releases what is older than `now` minus the window. */
-  releaseBefore(now: number): void {
+  /** Releases what is older than the newest record by more than the window. */
+  releaseSettled(): void {
+    this.releaseUpTo(this.newest - this.windowSeconds);
+  }
+
+  releaseAll(): void {
+    this.releaseUpTo(Number.POSITIVE_INFINITY);
+  }
+
+  private releaseUpTo(cutoff: number): void {
     if (this.held.length === 0) return;
-    const cutoff = now - this.windowSeconds;
     this.held.sort((a, b) => a.ts - b.ts);
     let count = 0;
     while (count < this.held.length && this.held[count]!.ts <= cutoff) count++;
@@ -26,9 +36,5 @@ export class ReorderBuffer<T extends { ts: number }> {
     const ready = this.held.slice(0, count);
     this.held = this.held.slice(count);
     for (const item of ready) this.release(item);
-  }
-
-  releaseAll(): void {
-    this.releaseBefore(Number.POSITIVE_INFINITY);
   }
 }
