@@ -8,9 +8,8 @@ import { SETID_CALLS } from './trace-records.js';
  *     <marker> <letter> <nsecs> <tid> <parts> <numbers...> <tail>
  *
  * `tail` is the rest of the record: a single string (path, name, comm), so spaces in it are no problem;
- * for newlines in it, see bpftrace-output.ts. Records that carry more
- * than one string say how many `s` parts follow (`s <nsecs> <tid> <index> <text>`); the parser joins
- * them by (tid, nsecs). A string is read with `str()`, which stops at STRING_LIMIT bytes (bpftrace 0.17
+ * for newlines in it, see bpftrace-output.ts. Records that carry more than one string say how many `s`
+ * parts follow (`s <nsecs> <tid> <index> <text>`); the parser joins them by (tid, nsecs). A string is read with `str()`, which stops at STRING_LIMIT bytes (bpftrace 0.17
  * keeps strings on the small BPF stack); longer paths get one continuation part (index 100 + string
  * index), so paths up to twice that are whole.
  *
@@ -23,7 +22,7 @@ import { SETID_CALLS } from './trace-records.js';
 export const STRING_LIMIT = 159;
 /** BPFTRACE_STRLEN: `str()` keeps STRING_LIMIT bytes and the NUL. Larger values overflow the 512-byte BPF stack. */
 export const BPFTRACE_STRLEN = STRING_LIMIT + 1;
-export const MAX_ARGV = 32;
+const MAX_ARGV = 32;
 /** `s` part indexes at and above this continue the string with index (i - CONTINUATION). */
 export const CONTINUATION = 100;
 

@@ -361,7 +361,7 @@ function onlineCpus(): number[] {
 }
 
 /** The kernel's CPU list format: `0-3,5`. */
-export function parseCpuList(text: string): number[] {
+function parseCpuList(text: string): number[] {
   return text
     .trim()
     .split(',')

@@ -13,7 +13,7 @@ import type { TraceRecord } from './trace-records.js';
 const run = promisify(execFile);
 
 /** The calls the event log describes (the same set the eBPF program records). */
-export const STRACE_CALLS = [
+const STRACE_CALLS = [
   'execve', 'execveat', 'clone', 'clone3', 'fork', 'vfork', 'prctl',
   'open', 'openat', 'openat2', 'creat', 'close', 'write', 'pwrite64', 'writev', 'pwritev', 'pwritev2',
   'dup', 'dup2', 'dup3', 'fcntl', 'pipe', 'pipe2', 'socketpair', 'chdir', 'fchdir',
@@ -30,7 +30,7 @@ const STRING_BYTES = 512;
 let seccompSupport: Promise<boolean> | null = null;
 
 /** `--seccomp-bpf` stops only at the traced calls, making strace several times cheaper; strace < 5.3 lacks it. */
-export function straceSupportsSeccomp(): Promise<boolean> {
+function straceSupportsSeccomp(): Promise<boolean> {
   seccompSupport ??= run('strace', ['-f', '--seccomp-bpf', '-qq', '-o', '/dev/null', '-e', 'trace=getpid', 'true']).then(
     () => true,
     () => false,

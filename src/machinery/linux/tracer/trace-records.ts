@@ -61,7 +61,6 @@ export type TraceOp =
   | { op: 'lost'; count: number };
 
 export type TraceRecord = RecordHeader & TraceOp;
-export type TraceOpName = TraceOp['op'];
 
 /** Address families the event log names; anything else is written as its number. */
 export function familyName(family: number): string {
