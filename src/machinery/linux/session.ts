@@ -314,9 +314,11 @@ export class LinuxSession implements MachineSession {
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
       this.analysisLog.info('the tracer starts the sample itself (a sample can notice it is traced)');
-      // Everything of it goes, its pid 1 included (it may not yet know to die with its launcher).
-      await this.cgroups.kill('sample');
+      // The launcher dies first, so nothing new can appear; then whatever it had made (its pid 1 may not
+      // yet know to die with it) goes with the cgroup.
+      child.kill('SIGKILL');
       await waitForExit(child);
+      await this.cgroups.kill('sample');
       child = this.spawnBlocked(argv);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
