@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NewTask } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { taskRow } from './helpers/tasks.js';
 
 const CONTENT = 'MZ this is the sample';
 const hash = (algorithm: string) => createHash(algorithm).update(CONTENT).digest('hex');
@@ -12,25 +13,7 @@ const SHA256 = hash('sha256');
 const MD5 = hash('md5');
 
 function taskFields(overrides: Partial<NewTask>): NewTask {
-  return {
-    target: '/nonexistent',
-    category: 'file',
-    timeout: 0,
-    priority: 1,
-    custom: '',
-    owner: '',
-    machine: '',
-    package: '',
-    platform: '',
-    tags: '[]',
-    options: '',
-    memory: 0,
-    enforce_timeout: 0,
-    clock: '2026-01-01T10:00:00.000Z',
-    added_on: '2026-01-01T10:00:00.000Z',
-    status: 'reported',
-    ...overrides,
-  };
+  return taskRow({ status: 'reported', ...overrides });
 }
 
 describe('memory, pcap and file downloads', () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NewTask } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { taskRow } from './helpers/tasks.js';
 
 const SECRET = 'SECRET-OUTSIDE-THE-FOLDER';
 
@@ -21,25 +22,7 @@ function rawGet(server: TestServer, path: string): Promise<{ status: number; bod
 }
 
 function taskFields(overrides: Partial<NewTask>): NewTask {
-  return {
-    target: '/nonexistent',
-    category: 'file',
-    timeout: 0,
-    priority: 1,
-    custom: '',
-    owner: '',
-    machine: '',
-    package: '',
-    platform: '',
-    tags: '[]',
-    options: '',
-    memory: 0,
-    enforce_timeout: 0,
-    clock: '2026-01-01T10:00:00.000Z',
-    added_on: '2026-01-01T10:00:00.000Z',
-    status: 'reported',
-    ...overrides,
-  };
+  return taskRow({ status: 'reported', ...overrides });
 }
 
 describe('documented errors', () => {

@@ -7,28 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { NewTask, TaskRow } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { taskRow as completeTaskRow } from './helpers/tasks.js';
 
 /** Tasks, samples, guests and errors are written straight into the real database, as the engine would. */
 function taskFields(server: TestServer, overrides: Partial<NewTask> = {}): NewTask {
-  return {
-    target: join(server.home, 'tmp', 'missing-sample.bin'),
-    category: 'file',
-    timeout: 0,
-    priority: 1,
-    custom: '',
-    owner: '',
-    machine: '',
-    package: '',
-    platform: '',
-    tags: '[]',
-    options: '',
-    memory: 0,
-    enforce_timeout: 0,
-    clock: '2026-01-01T10:00:00.000Z',
-    added_on: '2026-01-01T10:00:00.000Z',
-    status: 'pending',
-    ...overrides,
-  };
+  return completeTaskRow({ target: join(server.home, 'tmp', 'missing-sample.bin'), ...overrides });
 }
 
 function addTask(server: TestServer, overrides: Partial<NewTask> = {}): Promise<number> {

@@ -8,14 +8,11 @@ import { createStores, type Stores } from '../src/db/index.js';
 import type { NewTask } from '../src/db/schema.js';
 import { nowIso } from '../src/util/time.js';
 import { startTestPostgres, type TestPostgres } from './helpers/postgres.js';
+import { taskRow } from './helpers/tasks.js';
 
 function newTask(overrides: Partial<NewTask> = {}): NewTask {
   const now = nowIso();
-  return {
-    target: 'http://example.test/', category: 'url', clock: now, added_on: now, status: 'pending',
-    timeout: 0, priority: 1, custom: '', owner: '', machine: '', package: '', platform: '', tags: '[]', options: '',
-    memory: 0, enforce_timeout: 0, ...overrides,
-  };
+  return taskRow({ target: 'http://example.test/', category: 'url', clock: now, added_on: now, ...overrides });
 }
 
 /** The same data-layer behaviour on both supported databases. */
