@@ -20,7 +20,7 @@ const AIM_EBPF_SLOWDOWN = 2;
 
 const log = pino({ level: process.env.NESTBOX_BENCH_LOG ?? 'warn' });
 const scratch = await mkdtemp(join(tmpdir(), 'nestbox-bench-tracer-'));
-const bin = await compileFixtures(['tracer-open-loop']);
+const bin = await compileFixtures(['tracer-open-loop'], scratch);
 
 interface Workload {
   name: string;
@@ -109,5 +109,4 @@ try {
   }
 } finally {
   await rm(scratch, { recursive: true, force: true });
-  await rm(bin['tracer-open-loop']!, { force: true });
 }

@@ -44,8 +44,8 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
   let bytesReceived: number;
 
   before(async () => {
-    const bin = await compileFixtures(['tracer-ptrace-check', 'tracer-memfd-exec', 'tracer-tour', 'tracer-open-loop']);
     work = await mkdtemp(join(tmpdir(), 'nestbox-tracer-work-'));
+    const bin = await compileFixtures(['tracer-ptrace-check', 'tracer-memfd-exec', 'tracer-tour', 'tracer-open-loop'], work);
     tracer = createTracer(log, { keepWarm: false });
     assert.equal(await tracer.kind(), 'ebpf', 'eBPF tracing must work on the test machine');
     // Prepared ahead, as the service does: start() then only arms the waiting program.
@@ -276,7 +276,7 @@ describe('eBPF tracer when its buffer overflows', { timeout: 240_000 }, () => {
   });
 
   it('reports every dropped record: as tracer.lost events and in what stop() returns', async () => {
-    const bin = await compileFixtures(['tracer-open-loop']);
+    const bin = await compileFixtures(['tracer-open-loop'], work);
     // One page per CPU holds a dozen records: a burst of 20 000 opens cannot fit.
     const program = await BpftraceProgram.launch(log, { perfBufferPages: 1 });
     const eventsPath = join(work, 'events.jsonl');

@@ -36,8 +36,8 @@ describe('strace fallback tracer (real strace, real cgroup)', { timeout: 120_000
   let wrapped: string[];
 
   before(async () => {
-    const bin = await compileFixtures(['tracer-ptrace-check', 'tracer-memfd-exec', 'tracer-tour']);
     work = await mkdtemp(join(tmpdir(), 'nestbox-tracer-strace-'));
+    const bin = await compileFixtures(['tracer-ptrace-check', 'tracer-memfd-exec', 'tracer-tour'], work);
     eventsPath = join(work, 'logs', 'events.jsonl');
     cgroup = await createTestCgroup();
     const listener = await loopbackListener();
