@@ -468,6 +468,8 @@ export class LinuxSession implements MachineSession {
 
   private async stopEverything(): Promise<void> {
     await this.screenshots?.stop().catch(() => undefined);
+    // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
+    for (const child of [this.sample, this.display]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
     if (this.tracerSession) {
       const session = this.tracerSession;
