@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { taskRow } from './helpers/tasks.js';
 
 const TOKEN = 'Tok3n_-abcdefghijklmnop';
 const AUTH_MESSAGE = "Authentication in the form of an 'Authorization: Bearer <TOKEN>' header is required";
@@ -30,24 +31,9 @@ describe('API with a token', () => {
   let taskId: number;
   before(async () => {
     server = await startTestServer({ api: { token: TOKEN, debug: true } }, { onExit: () => assert.fail('/exit must not run unauthenticated') });
-    taskId = await server.ctx.stores.tasks.insert({
-      target: 'http://example.test/',
-      category: 'url',
-      timeout: 0,
-      priority: 1,
-      custom: '',
-      owner: '',
-      machine: '',
-      package: '',
-      platform: '',
-      tags: '[]',
-      options: '',
-      memory: 0,
-      enforce_timeout: 0,
-      clock: '2026-01-01T00:00:00.000Z',
-      added_on: '2026-01-01T00:00:00.000Z',
-      status: 'reported',
-    });
+    taskId = await server.ctx.stores.tasks.insert(
+      taskRow({ target: 'http://example.test/', category: 'url', status: 'reported', clock: '2026-01-01T00:00:00.000Z', added_on: '2026-01-01T00:00:00.000Z' }),
+    );
   });
   after(() => server.close());
 
