@@ -22,12 +22,20 @@ const hash = (algorithm: string, data: Uint8Array) => createHash(algorithm).upda
 class FakeVirusTotal {
   readonly files = new Map<string, Uint8Array>();
   readonly requests: Array<{ path: string; key: string | undefined }> = [];
+  /** Hashes whose download answers with a redirect to a storage URL, as VirusTotal's can. */
+  readonly redirected = new Set<string>();
   private readonly server: Server = createServer((request, response) => {
     const key = request.headers['x-apikey'] as string | undefined;
     this.requests.push({ path: request.url ?? '', key });
+    const stored = /^\/storage\/([0-9a-f]+)$/.exec(request.url ?? '');
+    if (stored) {
+      response.writeHead(200).end(this.files.get(stored[1]!));
+      return;
+    }
     const match = /^\/api\/v3\/files\/([0-9a-f]+)\/download$/.exec(request.url ?? '');
     const content = match ? this.files.get(match[1]) : undefined;
-    if (key !== 'vt-key') response.writeHead(401).end('{"error": {"code": "WrongCredentialsError"}}');
+    if (key === 'vt-key' && match && this.redirected.has(match[1]!)) response.writeHead(302, { location: `/storage/${match[1]}` }).end();
+    else if (key !== 'vt-key') response.writeHead(401).end('{"error": {"code": "WrongCredentialsError"}}');
     else if (!content) response.writeHead(404).end('{"error": {"code": "NotFoundError"}}');
     else response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(content);
   });
@@ -267,6 +275,23 @@ describe('POST /tasks/create/submit', () => {
     await assertPayloadTasks(body.task_ids.slice(3));
     assert.deepEqual(vt.requests.slice(seen).map((request) => request.key), ['vt-key', 'vt-key', 'vt-key', 'vt-key']);
     assert.equal(vt.requests[seen].path, `/api/v3/files/${lines[0]}/download`);
+  });
+
+  it('follows a download redirect without sending the key there', async () => {
+    const sample = randomBytes(1024);
+    vt.add(sample);
+    const wanted = hash('sha256', sample);
+    vt.redirected.add(wanted);
+    const seen = vt.requests.length;
+    const { status, body } = await submit(form({ strings: wanted }));
+    assert.equal(status, 200);
+    assert.deepEqual(body.errors, []);
+    const [task] = await tasksOf(body.task_ids);
+    assert.ok(readFileSync(task!.target).equals(sample));
+    assert.deepEqual(vt.requests.slice(seen), [
+      { path: `/api/v3/files/${wanted}/download`, key: 'vt-key' },
+      { path: `/storage/${wanted}`, key: undefined },
+    ]);
   });
 
   it('reports hashes VirusTotal does not have or answers wrongly', async () => {

@@ -20,10 +20,15 @@ export async function downloadByHash(
 
   let hashes: FileHashes;
   try {
-    const response = await fetch(`${settings.url.replace(/\/+$/, '')}/files/${encodeURIComponent(hash)}/download`, {
-      headers: { 'x-apikey': settings.key },
-      signal: AbortSignal.timeout(settings.timeout_ms),
-    });
+    const url = `${settings.url.replace(/\/+$/, '')}/files/${encodeURIComponent(hash)}/download`;
+    const signal = AbortSignal.timeout(settings.timeout_ms);
+    let response = await fetch(url, { headers: { 'x-apikey': settings.key }, redirect: 'manual', signal });
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      // The file itself may be served from elsewhere (a signed storage URL): the key is not sent there.
+      await response.body?.cancel();
+      response = await fetch(new URL(location, url), { signal });
+    }
     if (!response.ok || response.body === null) {
       await response.body?.cancel();
       throw failure(`HTTP ${response.status}`);
