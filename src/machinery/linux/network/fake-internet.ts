@@ -37,6 +37,8 @@ export async function startFakeInternet(options: FakeInternetOptions): Promise<F
   let stopping = false;
   let restarts = 0;
   let current = await launch(options.netns, settings);
+  // A restart still starting when stop() comes must be waited for, or its helper would outlive the task.
+  let relaunching: Promise<void> | undefined;
 
   const watch = (helper: Helper) => {
     helper.once('exit', (code, signal) => {
@@ -44,11 +46,10 @@ export async function startFakeInternet(options: FakeInternetOptions): Promise<F
       options.log.warn({ netns: options.netns, code, signal, restarts }, 'fake internet exited; restarting');
       if (restarts >= MAX_RESTARTS) return;
       restarts += 1;
-      launch(options.netns, settings).then(
+      relaunching = launch(options.netns, settings).then(
         (helperAgain) => {
           current = helperAgain;
-          if (stopping) void stopHelper(helperAgain);
-          else watch(helperAgain);
+          if (!stopping) watch(helperAgain);
         },
         (error: unknown) => options.log.error({ err: error, netns: options.netns }, 'fake internet could not restart'),
       );
@@ -59,6 +60,7 @@ export async function startFakeInternet(options: FakeInternetOptions): Promise<F
   return {
     async stop() {
       stopping = true;
+      await relaunching;
       await stopHelper(current);
     },
   };
