@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -207,20 +207,20 @@ describe('network facts from real captures', () => {
     const kinds = new Set<number>();
     for await (const record of readPcap(files.cooked)) kinds.add(record.linktype);
     assert.deepEqual([...kinds], [LINKTYPE.LINUX_SLL2]);
-    const ethernet = (await analysePcap(files.ethernet)).facts;
-    const cooked = (await analysePcap(files.cooked)).facts;
-    // What the sample said is the same in both link types. Connection bookkeeping is compared as a
-    // subset: the 'any' capture may also see a late closing packet, or another test's loopback traffic.
-    for (const key of ['dns', 'domains', 'http', 'tls', 'smtp', 'irc'] as const) {
-      assert.deepEqual(cooked[key], ethernet[key], key);
-    }
-    const flowKey = (flow: { src: string; sport: number; dst: string; dport: number }) => `${flow.src}:${flow.sport}>${flow.dst}:${flow.dport}`;
-    for (const key of ['tcp', 'udp'] as const) {
-      const seen = new Set(cooked[key].map(flowKey));
-      for (const flow of ethernet[key]) assert.ok(seen.has(flowKey(flow)), `${key} ${flowKey(flow)} in the cooked capture`);
-    }
-    const deadInCooked = new Set(cooked.dead_hosts.map((host) => host.join(':')));
-    for (const host of ethernet.dead_hosts) assert.ok(deadInCooked.has(host.join(':')), `dead host ${host.join(':')}`);
+    // The live 'any' capture parses (it can miss packets under load, so it is not compared whole).
+    assert.ok((await analysePcap(files.cooked)).facts.dns.length > 0);
+    // The same packets in both link types must give the same facts: the Ethernet capture is rewritten
+    // with Linux cooked v2 headers and both are analysed.
+    const converted = join(dir, 'converted-sll2.pcap');
+    writeFileSync(converted, ethernetToSll2(readFileSync(files.ethernet)));
+    const withoutOffsets = (facts: NetworkFacts) => ({
+      ...facts,
+      tcp: facts.tcp.map(({ offset: _offset, ...flow }) => flow),
+      udp: facts.udp.map(({ offset: _offset, ...flow }) => flow),
+    });
+    const ethernet = withoutOffsets((await analysePcap(files.ethernet)).facts);
+    const cooked = withoutOffsets((await analysePcap(converted)).facts);
+    assert.deepEqual(cooked, ethernet);
   });
 
   it('lists DNS queries with their answers as tshark decodes them', async () => {
@@ -391,3 +391,29 @@ describe('network facts of a machine behind a private resolver', () => {
     assert.deepEqual(facts.dead_hosts.map(([host, port]) => `${host}:${port}`).sort(), ['10.123.45.1:53', '10.123.45.9:8080']);
   });
 });
+
+/** Rewrites a little-endian microsecond Ethernet pcap with Linux cooked v2 (SLL2) link headers. */
+function ethernetToSll2(pcap: Buffer): Buffer {
+  assert.equal(pcap.readUInt32LE(0), 0xa1b2c3d4, 'a little-endian microsecond pcap');
+  const header = Buffer.from(pcap.subarray(0, 24));
+  header.writeUInt32LE(LINKTYPE.LINUX_SLL2, 20);
+  const parts: Buffer[] = [header];
+  for (let offset = 24; offset < pcap.length; ) {
+    const included = pcap.readUInt32LE(offset + 8);
+    const original = pcap.readUInt32LE(offset + 12);
+    const frame = pcap.subarray(offset + 16, offset + 16 + included);
+    offset += 16 + included;
+    const record = Buffer.from(pcap.subarray(offset - 16 - included, offset - included));
+    record.writeUInt32LE(included + 6, 8);
+    record.writeUInt32LE(original + 6, 12);
+    const sll2 = Buffer.alloc(20);
+    sll2.writeUInt16BE(frame.readUInt16BE(12), 0); // protocol: the Ethernet type
+    sll2.writeUInt32BE(1, 4); // interface index
+    sll2.writeUInt16BE(772, 8); // ARPHRD_LOOPBACK
+    sll2.writeUInt8(0, 10); // packet to us
+    sll2.writeUInt8(6, 11); // address length
+    frame.copy(sll2, 12, 6, 12); // source address
+    parts.push(record, sll2, frame.subarray(14));
+  }
+  return Buffer.concat(parts);
+}
