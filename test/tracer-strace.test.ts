@@ -125,9 +125,10 @@ describe('strace fallback tracer (real strace, real cgroup)', { timeout: 120_000
     assert.deepEqual(echo?.argv, ['/bin/echo', 'arg one', 'two']);
     assert.equal(echo.comm, 'echo');
     assert.ok(ofKind(events, 'process.exit').some((e) => e.ppid === shell.pid && e.code === 3));
-    const connect = ofKind(events, 'net.connect').find((e) => e.pid === shell.pid);
+    // Name-service lookups may connect a unix socket first (nscd, systemd-userdb): take the TCP one.
+    const connect = ofKind(events, 'net.connect').find((e) => e.pid === shell.pid && e.family === 'inet');
     assert.deepEqual(connect && [connect.family, connect.address, connect.port, connect.ret], ['inet', '127.0.0.1', port, 0]);
-    const sent = ofKind(events, 'net.send').filter((e) => e.pid === shell.pid);
+    const sent = ofKind(events, 'net.send').filter((e) => e.pid === shell.pid && e.family === 'inet');
     assert.deepEqual(sent.map((e) => [e.address, e.port, e.bytes]), [['127.0.0.1', port, 18]]);
   });
 
