@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import dnsPacket from 'dns-packet';
 import { analysePcap, type NetworkFacts } from '../src/processing/network-analysis.js';
 import { LINKTYPE, readPcap } from '../src/processing/pcap.js';
+import { converse, startCapture, stopCapture } from './helpers/capture.js';
 
 /**
  * The capture parser on real captures: tcpdump records, on loopback only, a DNS dialogue with a tiny
@@ -67,39 +68,8 @@ function dnsServer(socket: dgram.Socket): void {
   });
 }
 
-function startCapture(file: string, iface: string, filter: string): Promise<ChildProcess> {
-  const child = spawn('tcpdump', ['-i', iface, '-n', '-s', '0', '--immediate-mode', '-U', '-w', file, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr!.on('data', (data: Buffer) => {
-      stderr += data.toString();
-      if (stderr.includes('listening on')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`tcpdump exited with ${code}: ${stderr}`)));
-  });
-}
-
-async function stopCapture(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGINT');
-  await exited;
-}
-
-/** Talks a line-based protocol: sends each line after the server's greeting or the previous line. */
-function converse(port: number, lines: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', async () => {
-      for (const line of lines) {
-        socket.write(`${line}\r\n`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      socket.end();
-    });
-    socket.on('data', () => undefined);
-    socket.on('close', () => resolve());
-    socket.on('error', reject);
-  });
-}
+/** Lines of a line-based protocol (SMTP, IRC) as they go on the wire. */
+const crlfLines = (lines: string[]) => lines.map((line) => `${line}\r\n`);
 
 describe('network facts from real captures', () => {
   let dir: string;
@@ -169,7 +139,7 @@ describe('network facts from real captures', () => {
     const filter = `host ${stray} or host ${dnsHost} or (udp and host ::1 and port 53) or ((tcp or udp) and (${interesting}))`;
     files.ethernet = join(dir, 'lo.pcap');
     files.cooked = join(dir, 'any.pcap');
-    const captures = [await startCapture(files.ethernet, 'lo', filter), await startCapture(files.cooked, 'any', filter)];
+    const captures = [await startCapture(files.ethernet, { iface: 'lo', filter }), await startCapture(files.cooked, { iface: 'any', filter })];
     try {
       await run('dig', [`@${dnsHost}`, 'c2.example.test', 'A', '+tries=1', '+time=2']);
       await run('dig', [`@${dnsHost}`, 'c2.example.test', 'AAAA', '+tries=1', '+time=2']);
@@ -178,8 +148,8 @@ describe('network facts from real captures', () => {
       await run('curl', ['-s', '-A', 'poster/2', '--data-binary', 'secret=42&x=y', `http://127.0.0.1:${ports.http}/upload`]);
       await run('curl', ['-s', '-g', '-A', 'six/6', `http://[::1]:${ports.http}/v6path`]);
       await run('openssl', ['s_client', '-servername', 'tls.example.test', '-connect', `127.0.0.1:${ports.tls}`], { timeout: 10000 }).catch(() => undefined);
-      await converse(ports.smtp, ['EHLO bot.test', 'MAIL FROM:<bot@bot.test>', 'RCPT TO:<victim@mail.test>', 'DATA', 'Subject: stolen', '', 'passwords', '.', 'QUIT']);
-      await converse(ports.irc, ['NICK bot123', 'USER bot 0 * :bot', 'JOIN #control', 'PRIVMSG #control :ready']);
+      await converse('127.0.0.1', ports.smtp, crlfLines(['EHLO bot.test', 'MAIL FROM:<bot@bot.test>', 'RCPT TO:<victim@mail.test>', 'DATA', 'Subject: stolen', '', 'passwords', '.', 'QUIT']));
+      await converse('127.0.0.1', ports.irc, crlfLines(['NICK bot123', 'USER bot 0 * :bot', 'JOIN #control', 'PRIVMSG #control :ready']));
       await run('busybox', ['ping', '-c', '1', '-W', '1', stray]);
       await new Promise<void>((resolve) => {
         const socket = net.connect(ports.closedTcp, stray);
@@ -360,15 +330,7 @@ describe('network facts of a machine behind a private resolver', () => {
     await inNamespace(['ip', 'link', 'set', 'lo', 'up']);
     await inNamespace(['ip', 'addr', 'add', '10.123.45.1/32', 'dev', 'lo']);
     await inNamespace(['ip', 'addr', 'add', '10.123.45.9/32', 'dev', 'lo']);
-    const capture = spawn('ip', ['netns', 'exec', namespace, 'tcpdump', '-i', 'lo', '-n', '--immediate-mode', '-U', '-w', pcap], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      let stderr = '';
-      capture.stderr.on('data', (data: Buffer) => {
-        stderr += data.toString();
-        if (stderr.includes('listening on')) resolve();
-      });
-      capture.on('exit', (code) => reject(new Error(`tcpdump exited with ${code}: ${stderr}`)));
-    });
+    const capture = await startCapture(pcap, { iface: 'lo', namespace });
     try {
       await inNamespace(['dig', '@10.123.45.1', 'resolver.example.test', '+tries=1', '+time=1']).catch(() => undefined);
       await inNamespace(['curl', '-s', '--max-time', '2', 'http://10.123.45.9:8080/']).catch(() => undefined);

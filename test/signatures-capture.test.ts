@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -9,6 +8,7 @@ import { analysePcap } from '../src/processing/network-analysis.js';
 import type { Report, SignatureMatch } from '../src/processing/report-types.js';
 import { runSignatures } from '../src/signatures/index.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
+import { converse, startCapture, stopCapture } from './helpers/capture.js';
 import { baseReport, makeAnalysis } from './helpers/signatures.js';
 
 /**
@@ -55,40 +55,6 @@ function query(host: string, name: string, type: 'A' | 'TXT'): Promise<void> {
   });
 }
 
-/** Sends lines one by one, then closes. */
-function converse(host: string, port: number, lines: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, host, async () => {
-      for (const line of lines) {
-        socket.write(line);
-        await new Promise((wait) => setTimeout(wait, 20));
-      }
-      socket.end();
-    });
-    socket.on('data', () => undefined);
-    socket.on('close', () => resolve());
-    socket.on('error', reject);
-  });
-}
-
-function startCapture(file: string, host: string): Promise<ChildProcess> {
-  const child = spawn('tcpdump', ['-i', 'lo', '-n', '-s', '0', '--immediate-mode', '-U', '-w', file, `host ${host}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (data: Buffer) => {
-      stderr += data.toString();
-      if (stderr.includes('listening on')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`tcpdump exited with ${code}: ${stderr}`)));
-  });
-}
-
-async function stopCapture(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGINT');
-  await exited;
-}
-
 describe('network signatures on a real capture', () => {
   let analysis: { paths: AnalysisPaths; remove(): void };
   let report: Report;
@@ -99,7 +65,7 @@ describe('network signatures on a real capture', () => {
     const host = `127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(2, 255)}`;
     const dns = await startDns(host);
     const servers = await Promise.all([startTcp(host, 25, '220 mail ESMTP\r\n'), startTcp(host, 6667), startTcp(host, 3333)]);
-    const capture = await startCapture(analysis.paths.pcap, host);
+    const capture = await startCapture(analysis.paths.pcap, { iface: 'lo', filter: `host ${host}` });
     try {
       for (const name of [...GENERATED_NAMES, 'pool.supportxmr.com']) await query(host, name, 'A');
       await query(host, 'cfg.example.net', 'TXT');
