@@ -1,80 +1,25 @@
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { runCommand } from './command.js';
+import { ScreenshotLoop } from '../screenshot-loop.js';
 import { decodeXwd } from './xwd-image.js';
+
+export { CONVERT } from '../screenshot-loop.js';
 
 /**
  * Screenshots of the machine's virtual display: `xwd -root` grabs the screen from a sandbox of its own in
  * the machine's network namespace (where the X server's abstract socket lives; a sample could replace
- * that server, so no X client runs on the host), xwd-image.ts decodes the grab, and when the picture
- * differs from the last one ImageMagick writes it as shots/0001.jpg, 0002.jpg...
+ * that server, so no X client runs on the host), and xwd-image.ts decodes the grab.
  */
-export const CONVERT = '/usr/bin/convert';
-
-export class ScreenshotTaker {
-  private running = false;
-  /** Once stopped, never started again (the display may come up after a quick sample is done). */
-  private ended = false;
-  private readonly wake = new AbortController();
-  private loop: Promise<void> | undefined;
-  private lastHash = '';
-  private count = 0;
-
+export class ScreenshotTaker extends ScreenshotLoop {
   constructor(
     /** Grabs the screen in xwd format; null when the display is not there. */
-    private readonly grab: () => Promise<Buffer | null>,
-    private readonly shotsDir: string,
-    private readonly intervalMs: number,
-    private readonly log: Logger,
-  ) {}
-
-  get taken(): number {
-    return this.count;
-  }
-
-  start(): void {
-    if (this.running || this.ended) return;
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  /** Takes a last look at the screen, then stops. */
-  async stop(): Promise<void> {
-    this.ended = true;
-    if (!this.running) return;
-    this.running = false;
-    this.wake.abort();
-    await this.loop;
-    await this.capture();
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      const started = Date.now();
-      await this.capture();
-      await sleep(Math.max(0, this.intervalMs - (Date.now() - started)), undefined, { signal: this.wake.signal }).catch(() => undefined);
-    }
-  }
-
-  /** One look at the screen; a new picture only when it changed. Failures are logged, never thrown. */
-  async capture(): Promise<boolean> {
-    try {
-      const raw = await this.grab();
-      if (!raw) return false;
-      const { ppm } = decodeXwd(raw);
-      const hash = createHash('sha1').update(ppm).digest('hex');
-      if (hash === this.lastHash) return false;
-      this.lastHash = hash;
-      const name = `${String(this.count + 1).padStart(4, '0')}.jpg`;
-      const converted = await runCommand([CONVERT, 'ppm:-', '-quality', '85', `jpg:${join(this.shotsDir, name)}`], { input: ppm });
-      if (converted.code !== 0) throw new Error(converted.stderr.trim());
-      this.count++;
-      return true;
-    } catch (error) {
-      this.log.warn({ err: error }, 'screenshot failed');
-      return false;
-    }
+    grabXwd: () => Promise<Buffer | null>,
+    shotsDir: string,
+    intervalMs: number,
+    log: Logger,
+  ) {
+    super(async () => {
+      const raw = await grabXwd();
+      return raw && decodeXwd(raw).ppm;
+    }, shotsDir, intervalMs, log);
   }
 }
