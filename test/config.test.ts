@@ -66,6 +66,38 @@ describe('configuration', () => {
     assert.throws(() => loadConfig(home, {}), /mapping/);
   });
 
+  it('refuses a bad machine setting at load, naming the machine and the field', () => {
+    const home = newHome();
+    const bad = [
+      { yaml: 'machines:\n  - name: sandbox1\n    settings:\n      memory_mb: 8\n', where: 'machines.0.settings.memory_mb (machine sandbox1)' },
+      { yaml: 'machines:\n  - name: linux1\n  - name: win7\n    kind: qemu\n    settings:\n      accel: hvf\n', where: 'machines.1.settings.accel (machine win7)' },
+      { yaml: 'machines:\n  - name: slow\n    settings:\n      screenshot_interval: "often"\n', where: 'machines.0.settings.screenshot_interval (machine slow)' },
+    ];
+    for (const { yaml, where } of bad) {
+      writeFileSync(join(home, 'config.yaml'), yaml);
+      assert.throws(
+        () => loadConfig(home, {}),
+        (error) => isNestboxError(error, 'invalid_config') && error.message.includes(`${where}: `),
+        where,
+      );
+    }
+    assert.throws(
+      () => loadConfig(home, { NESTBOX_MACHINES: '[{"name":"q","kind":"qemu","settings":{"cpus":64}}]' }),
+      /machines\.0\.settings\.cpus \(machine q\): /,
+      'a machine from the environment is checked the same way',
+    );
+  });
+
+  it('keeps good machine settings as written, defaults left to the machine kind', () => {
+    const home = newHome();
+    writeFileSync(join(home, 'config.yaml'), 'machines:\n  - name: big\n    settings:\n      memory_mb: 2048\n  - name: q\n    kind: qemu\n    settings:\n      accel: tcg\n');
+    const { config } = loadConfig(home, {});
+    assert.deepEqual(config.machines.map((m) => [m.name, m.kind, m.settings]), [
+      ['big', 'linux', { memory_mb: 2048 }],
+      ['q', 'qemu', { accel: 'tcg' }],
+    ]);
+  });
+
   it('keeps an unreadable file from starting the service instead of replacing it', () => {
     const home = newHome();
     writeFileSync(join(home, 'config.yaml'), 'api: [unclosed\n');

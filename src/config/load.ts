@@ -58,8 +58,21 @@ function parseConfigFile(file: string): Record<string, unknown> {
 export function validateConfig(raw: unknown, source = 'configuration'): Config {
   const result = configSchema.safeParse(raw);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const problems = result.error.issues.map((issue) => `${describeIssuePath(raw, issue.path)}: ${issue.message}`);
   throw new NestboxError('invalid_config', `invalid ${source}: ${problems.join('; ')}`);
+}
+
+/** The key's dotted path; under `machines`, also the machine's name (an operator knows machines by name). */
+function describeIssuePath(raw: unknown, path: PropertyKey[]): string {
+  const dotted = path.map(String).join('.') || '(root)';
+  const name = path[0] === 'machines' && typeof path[1] === 'number' ? machineName(raw, path[1]) : undefined;
+  return name === undefined ? dotted : `${dotted} (machine ${name})`;
+}
+
+function machineName(raw: unknown, index: number): string | undefined {
+  const machines = (raw as { machines?: unknown } | null)?.machines;
+  const name = Array.isArray(machines) ? (machines[index] as { name?: unknown } | null)?.name : undefined;
+  return typeof name === 'string' ? name : undefined;
 }
 
 function resolveUnder(home: string, path: string): string {

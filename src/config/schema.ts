@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkKindSettings, MACHINE_KINDS } from './machine-settings.js';
 
 /**
  * The whole configuration of a nestbox installation. Every key has a default, so an empty file is a
@@ -9,7 +10,7 @@ export const machineSchema = z.object({
   /** Unique name; `/machines/view/<name>` and the task's `machine` field use it. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'machine names may use letters, digits, _ . -'),
   /** Machinery kind that runs this machine. */
-  kind: z.enum(['linux', 'qemu']).default('linux'),
+  kind: z.enum(MACHINE_KINDS).default('linux'),
   /** Hypervisor label; defaults to the name. */
   label: z.string().optional(),
   platform: z.string().default('linux'),
@@ -20,9 +21,9 @@ export const machineSchema = z.object({
   resultserver_ip: z.string().default('10.200.0.1'),
   resultserver_port: z.number().int().min(0).max(65535).default(2042),
   options: z.array(z.string()).default([]),
-  /** Kind-specific settings (guest root, image, memory size...). */
+  /** Kind-specific settings (guest root, image, memory size...), checked against the kind's schema but kept as written. */
   settings: z.record(z.string(), z.unknown()).default({}),
-});
+}).superRefine(checkKindSettings);
 
 export const vpnSchema = z.object({
   name: z.string().min(1),
