@@ -44,9 +44,24 @@ async function taskRow(server: TestServer, id: number): Promise<TaskRow | undefi
   return server.ctx.stores.tasks.get(id);
 }
 
+/** The JSON answer to a GET of `path` must be exactly this status and body. */
+async function assertAnswer(server: TestServer, path: string, status: number, body: unknown): Promise<void> {
+  const answer = await server.json(path);
+  assert.equal(answer.status, status, path);
+  assert.deepEqual(answer.body, body, path);
+}
+
+type StoredSample = Awaited<ReturnType<typeof addSample>>;
+
+/** A fresh server whose database and storage hold one sample. */
+async function startServerWithSample(content: string): Promise<{ server: TestServer; sample: StoredSample }> {
+  const server = await startTestServer();
+  return { server, sample: await addSample(server, content) };
+}
+
 describe('task listing and viewing', () => {
   let server: TestServer;
-  let sample: Awaited<ReturnType<typeof addSample>>;
+  let sample: StoredSample;
   let reported: number;
   let pending: number;
   let completed: number;
@@ -195,17 +210,13 @@ describe('task listing and viewing', () => {
   it('views one task with list-format dates, under /v1 too', async () => {
     const listed = (await server.json('/tasks/list')).body.tasks.find((t: { id: number }) => t.id === reported);
     for (const path of [`/tasks/view/${reported}`, `/v1/tasks/view/${reported}`, `/tasks/view/000${reported}`]) {
-      const { status, body } = await server.json(path);
-      assert.equal(status, 200);
-      assert.deepEqual(body, { task: listed });
+      await assertAnswer(server, path, 200, { task: listed });
     }
   });
 
   it('answers 404 "Task not found" for an unknown task', async () => {
     for (const path of ['/tasks/view/9999', '/tasks/view/0', '/tasks/view/123456789012345678901234']) {
-      const { status, body } = await server.json(path);
-      assert.equal(status, 404);
-      assert.deepEqual(body, { message: 'Task not found' });
+      await assertAnswer(server, path, 404, { message: 'Task not found' });
     }
   });
 
@@ -245,11 +256,8 @@ describe('task listing at scale', () => {
 
 describe('GET /tasks/reschedule', () => {
   let server: TestServer;
-  let sample: Awaited<ReturnType<typeof addSample>>;
-  before(async () => {
-    server = await startTestServer();
-    sample = await addSample(server, 'reschedule me');
-  });
+  let sample: StoredSample;
+  before(async () => ({ server, sample } = await startServerWithSample('reschedule me')));
   after(() => server.close());
 
   const finishedFileTask = (overrides: Partial<NewTask> = {}) =>
@@ -320,9 +328,7 @@ describe('GET /tasks/reschedule', () => {
     assert.equal((await taskRow(server, body.task_id))?.priority, 3);
     for (const priority of ['0', '4', '99999999999999999999']) {
       const other = await finishedFileTask();
-      const answer = await server.json(`/tasks/reschedule/${other}/${priority}`);
-      assert.equal(answer.status, 400, priority);
-      assert.deepEqual(answer.body, { message: 'Priority must be between 1 and 3' });
+      await assertAnswer(server, `/tasks/reschedule/${other}/${priority}`, 400, { message: 'Priority must be between 1 and 3' });
       assert.equal((await taskRow(server, other))?.status, 'reported');
     }
     assert.equal((await server.fetch(`/tasks/reschedule/${old}/-1`)).status, 404);
@@ -338,25 +344,19 @@ describe('GET /tasks/reschedule', () => {
   it('refuses a task that is still pending or running with a 409, changing nothing', async () => {
     for (const status of ['pending', 'running'] as const) {
       const id = await finishedFileTask({ status, completed_on: null });
-      const answer = await server.json(`/tasks/reschedule/${id}`);
-      assert.equal(answer.status, 409);
-      assert.deepEqual(answer.body, { message: `Task ${id} is still ${status}; only a task whose analysis has ended can be rescheduled` });
+      await assertAnswer(server, `/tasks/reschedule/${id}`, 409, { message: `Task ${id} is still ${status}; only a task whose analysis has ended can be rescheduled` });
       assert.equal((await taskRow(server, id))?.status, status);
     }
   });
 
   it('answers 404 with Cuckoo\'s message for an unknown task', async () => {
-    const { status, body } = await server.json('/tasks/reschedule/9999');
-    assert.equal(status, 404);
-    assert.deepEqual(body, { message: 'There is no analysis with the specified ID' });
+    await assertAnswer(server, '/tasks/reschedule/9999', 404, { message: 'There is no analysis with the specified ID' });
   });
 
   it('answers 500 when the sample file is gone, and leaves the original as it was (Cuckoo marks it recovered anyway)', async () => {
     const before = (await server.ctx.stores.tasks.list()).length;
     const id = await finishedFileTask({ target: join(server.home, 'tmp', 'vanished.bin') });
-    const { status, body } = await server.json(`/tasks/reschedule/${id}`);
-    assert.equal(status, 500);
-    assert.deepEqual(body, { message: 'An error occurred while trying to reschedule the task' });
+    await assertAnswer(server, `/tasks/reschedule/${id}`, 500, { message: 'An error occurred while trying to reschedule the task' });
     assert.equal((await taskRow(server, id))?.status, 'reported');
     assert.equal((await server.ctx.stores.tasks.list()).length, before + 1);
   });
@@ -364,11 +364,8 @@ describe('GET /tasks/reschedule', () => {
 
 describe('GET /tasks/delete', () => {
   let server: TestServer;
-  let sample: Awaited<ReturnType<typeof addSample>>;
-  before(async () => {
-    server = await startTestServer();
-    sample = await addSample(server, 'delete me');
-  });
+  let sample: StoredSample;
+  before(async () => ({ server, sample } = await startServerWithSample('delete me')));
   after(() => server.close());
 
   /** A finished task with its analysis folder laid out as the engine writes it. */
@@ -391,9 +388,7 @@ describe('GET /tasks/delete', () => {
   it('removes the row, its guests and errors, and the analysis folder; keeps sample and binary', async () => {
     for (const prefix of ['', '/v1']) {
       const { id, dir } = await analysedTask();
-      const { status, body } = await server.json(`${prefix}/tasks/delete/${id}`);
-      assert.equal(status, 200);
-      assert.deepEqual(body, { status: 'OK' });
+      await assertAnswer(server, `${prefix}/tasks/delete/${id}`, 200, { status: 'OK' });
       assert.equal(await taskRow(server, id), undefined);
       assert.deepEqual([await rowsOf('guests', id), await rowsOf('errors', id)], [[], []]);
       assert.equal(existsSync(dir), false);
@@ -412,17 +407,13 @@ describe('GET /tasks/delete', () => {
 
   it('refuses a running task with Cuckoo\'s 500, keeping row and folder', async () => {
     const { id, dir } = await analysedTask('running');
-    const { status, body } = await server.json(`/tasks/delete/${id}`);
-    assert.equal(status, 500);
-    assert.deepEqual(body, { message: 'The task is currently being processed, cannot delete' });
+    await assertAnswer(server, `/tasks/delete/${id}`, 500, { message: 'The task is currently being processed, cannot delete' });
     assert.equal((await taskRow(server, id))?.status, 'running');
     assert.ok(existsSync(join(dir, 'reports', 'report.json')));
   });
 
   it('answers 404 "Task not found" for an unknown task', async () => {
-    const { status, body } = await server.json('/tasks/delete/9999');
-    assert.equal(status, 404);
-    assert.deepEqual(body, { message: 'Task not found' });
+    await assertAnswer(server, '/tasks/delete/9999', 404, { message: 'Task not found' });
   });
 
   it('changes nothing when HEAD is used', async () => {
@@ -438,9 +429,7 @@ describe('GET /tasks/delete', () => {
     // A real failure of the real database: a trigger that aborts deleting this one row.
     await sql`create trigger refuse_delete before delete on tasks when old.id = ${sql.lit(id)} begin select raise(abort, 'refused'); end`.execute(server.ctx.stores.db);
     try {
-      const { status, body } = await server.json(`/tasks/delete/${id}`);
-      assert.equal(status, 500);
-      assert.deepEqual(body, { message: 'An error occurred while trying to delete the task' });
+      await assertAnswer(server, `/tasks/delete/${id}`, 500, { message: 'An error occurred while trying to delete the task' });
       assert.ok(await taskRow(server, id));
       assert.ok(existsSync(join(dir, 'reports', 'report.json')));
       assert.deepEqual(readdirSync(server.ctx.layout.analyses).filter((name) => name.startsWith('.')), []);
@@ -451,19 +440,21 @@ describe('GET /tasks/delete', () => {
 
   // chattr needs a file system with inode flags (ext4, xfs, btrfs, tmpfs on Linux >= 6.0).
   const immutable = (path: string, on: boolean) => execFileSync('chattr', [on ? '+i' : '-i', path], { stdio: 'pipe' });
+  /** False where the file system has no inode flags: the test then skips. */
+  const madeImmutable = (path: string) => {
+    try {
+      immutable(path, true);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 
   it('answers 500 and keeps row and folder intact when the folder cannot be moved', async (t) => {
     const { id, dir } = await analysedTask();
+    if (!madeImmutable(dir)) return t.skip('chattr is not supported here');
     try {
-      immutable(dir, true);
-    } catch {
-      t.skip('chattr is not supported here');
-      return;
-    }
-    try {
-      const { status, body } = await server.json(`/tasks/delete/${id}`);
-      assert.equal(status, 500);
-      assert.deepEqual(body, { message: 'An error occurred while trying to delete the task' });
+      await assertAnswer(server, `/tasks/delete/${id}`, 500, { message: 'An error occurred while trying to delete the task' });
       assert.ok(await taskRow(server, id));
       assert.ok(existsSync(join(dir, 'reports', 'report.json')));
     } finally {
@@ -474,17 +465,10 @@ describe('GET /tasks/delete', () => {
   it('answers 500 when the folder cannot be removed, leaving neither row nor analyses/<id> behind', async (t) => {
     const { id, dir } = await analysedTask();
     const stuck = join(dir, 'files', 'dropped.bin');
-    try {
-      immutable(stuck, true);
-    } catch {
-      t.skip('chattr is not supported here');
-      return;
-    }
+    if (!madeImmutable(stuck)) return t.skip('chattr is not supported here');
     let leftover: string | undefined;
     try {
-      const { status, body } = await server.json(`/tasks/delete/${id}`);
-      assert.equal(status, 500);
-      assert.deepEqual(body, { message: 'The task was deleted but its analysis folder could not be removed completely' });
+      await assertAnswer(server, `/tasks/delete/${id}`, 500, { message: 'The task was deleted but its analysis folder could not be removed completely' });
       assert.equal(await taskRow(server, id), undefined);
       assert.equal(existsSync(dir), false);
       leftover = readdirSync(server.ctx.layout.analyses).find((name) => name.startsWith(`.deleted-${id}-`));
@@ -503,18 +487,13 @@ describe('GET /tasks/delete', () => {
 
 describe('GET /tasks/rereport and /tasks/reboot', () => {
   let server: TestServer;
-  let sample: Awaited<ReturnType<typeof addSample>>;
-  before(async () => {
-    server = await startTestServer();
-    sample = await addSample(server, 'reboot me');
-  });
+  let sample: StoredSample;
+  before(async () => ({ server, sample } = await startServerWithSample('reboot me')));
   after(() => server.close());
 
   it('moves a reported task back to completed for processing, clearing its worker', async () => {
     const id = await addTask(server, { status: 'reported', completed_on: '2020-01-01T00:00:00.000Z', processing: 'old-worker' });
-    const { status, body } = await server.json(`/tasks/rereport/${id}`);
-    assert.equal(status, 200);
-    assert.deepEqual(body, { success: true });
+    await assertAnswer(server, `/tasks/rereport/${id}`, 200, { success: true });
     const row = await taskRow(server, id);
     assert.equal(row?.status, 'completed');
     assert.equal(row?.processing, null);
@@ -530,9 +509,7 @@ describe('GET /tasks/rereport and /tasks/reboot', () => {
   });
 
   it('answers 404 for an unknown task and has no /v1 alias', async () => {
-    const { status, body } = await server.json('/tasks/rereport/9999');
-    assert.equal(status, 404);
-    assert.deepEqual(body, { message: 'Task not found' });
+    await assertAnswer(server, '/tasks/rereport/9999', 404, { message: 'Task not found' });
     const id = await addTask(server, { status: 'reported' });
     assert.equal((await server.fetch(`/v1/tasks/rereport/${id}`)).status, 404);
     assert.equal((await taskRow(server, id))?.status, 'reported');
@@ -569,9 +546,7 @@ describe('GET /tasks/rereport and /tasks/reboot', () => {
     const url = await addTask(server, { category: 'url', target: 'http://example.test/', status: 'reported' });
     const gone = await addTask(server, { target: join(server.home, 'tmp', 'gone.bin'), status: 'reported' });
     for (const id of [9999, url, gone]) {
-      const { status, body } = await server.json(`/tasks/reboot/${id}`);
-      assert.equal(status, 404, String(id));
-      assert.deepEqual(body, { message: 'Error creating reboot task' });
+      await assertAnswer(server, `/tasks/reboot/${id}`, 404, { message: 'Error creating reboot task' });
     }
   });
 
@@ -591,9 +566,7 @@ describe('GET /tasks/rereport and /tasks/reboot', () => {
 
   it('refuses to reboot a task whose analysis has not ended, and has no /v1 alias', async () => {
     const id = await addTask(server, { target: sample.target, status: 'running' });
-    const { status, body } = await server.json(`/tasks/reboot/${id}`);
-    assert.equal(status, 409);
-    assert.deepEqual(body, { message: `Task ${id} is still running; only a task whose analysis has ended can be rebooted` });
+    await assertAnswer(server, `/tasks/reboot/${id}`, 409, { message: `Task ${id} is still running; only a task whose analysis has ended can be rebooted` });
     const done = await addTask(server, { target: sample.target, status: 'reported' });
     assert.equal((await server.fetch(`/v1/tasks/reboot/${done}`)).status, 404);
   });
