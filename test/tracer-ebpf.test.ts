@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,18 +8,8 @@ import { pino } from 'pino';
 import type { BehaviorEvent } from '../src/analysis/events.js';
 import { BpftraceProgram, createTracer, type BehaviourTracer } from '../src/machinery/linux/tracer/index.js';
 import {
-  compileFixtures,
-  createTestCgroup,
-  loopbackListener,
-  ofKind,
-  readEvents,
-  runInCgroup,
-  shellWorkload,
-  LONG_NAME,
-  ACCENTED_NAME,
-  NEWLINE_NAME,
-  type RunResult,
-  type TestCgroup,
+  ACCENTED_NAME, assertTourSeenByEveryTracer, compileFixtures, createTestCgroup, LONG_NAME, NEWLINE_NAME, ofKind, openTracerWorkbench, readEvents, runInCgroup,
+  type RunResult, type TestCgroup, type TracerWorkbench,
 } from './fixtures/tracer-harness.js';
 
 const LOOP_OPENS = 5000;
@@ -27,7 +17,7 @@ const LOOP_OPENS = 5000;
 describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeout: 240_000 }, () => {
   const log = pino({ level: 'silent' });
   let tracer: BehaviourTracer;
-  let cgroup: TestCgroup;
+  let bench: TracerWorkbench;
   let work: string;
   let events: BehaviorEvent[];
   let lost: number;
@@ -44,41 +34,37 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
   let bytesReceived: number;
 
   before(async () => {
-    work = await mkdtemp(join(tmpdir(), 'nestbox-tracer-work-'));
-    const bin = await compileFixtures(['tracer-ptrace-check', 'tracer-memfd-exec', 'tracer-tour', 'tracer-open-loop'], work);
+    bench = await openTracerWorkbench('nestbox-tracer-work-', ['tracer-open-loop']);
+    ({ work } = bench);
+    port = bench.listener.port;
     tracer = createTracer(log, { keepWarm: false });
     assert.equal(await tracer.kind(), 'ebpf', 'eBPF tracing must work on the test machine');
     // Prepared ahead, as the service does: start() then only arms the waiting program.
     await tracer.prepare();
-    cgroup = await createTestCgroup();
-    const listener = await loopbackListener();
-    port = listener.port;
     const t0 = performance.now();
-    const session = await tracer.start({ cgroupV2Path: cgroup.path, eventsPath: join(work, 'logs', 'events.jsonl'), log });
+    const session = await tracer.start({ cgroupV2Path: bench.cgroup.path, eventsPath: bench.eventsPath, log });
     startMs = performance.now() - t0;
     assert.equal(session.name, 'ebpf');
     assert.equal(session.wrap, undefined, 'the eBPF tracer watches from outside: nothing to wrap');
 
-    await writeFile(join(work, 'script.sh'), shellWorkload(work, listener.port));
-    shell = await runInCgroup(cgroup.path, ['bash', join(work, 'script.sh')]);
-    ptraceCheck = await runInCgroup(cgroup.path, [bin['tracer-ptrace-check']!, join(work, 'misbehaved')]);
-    memfd = await runInCgroup(cgroup.path, [bin['tracer-memfd-exec']!, '/bin/echo', 'memfd-ran', 'from memory']);
-    mkdirTour = await runInCgroup(cgroup.path, ['mkdir', join(work, 'tour')]);
-    tour = await runInCgroup(cgroup.path, [bin['tracer-tour']!, join(work, 'tour'), String(listener.port)]);
-    loop = await runInCgroup(cgroup.path, [bin['tracer-open-loop']!, String(LOOP_OPENS), join(work, 'script.sh')]);
+    const inCgroup = (argv: string[]) => runInCgroup(bench.cgroup.path, argv);
+    shell = await inCgroup(bench.workloads.shell);
+    ptraceCheck = await inCgroup(bench.workloads.ptraceCheck);
+    memfd = await inCgroup(bench.workloads.memfd);
+    mkdirTour = await inCgroup(bench.workloads.mkdirTour);
+    tour = await inCgroup(bench.workloads.tour);
+    loop = await inCgroup([bench.bin['tracer-open-loop']!, String(LOOP_OPENS), join(work, 'script.sh')]);
     outsiderMarker = join(work, 'outsider-was-here');
     outsider = await runInCgroup(null, ['touch', outsiderMarker]);
 
     ({ lost } = await session.stop());
-    bytesReceived = listener.received();
-    await listener.close();
-    events = await readEvents(join(work, 'logs', 'events.jsonl'));
+    bytesReceived = bench.listener.received();
+    events = await readEvents(bench.eventsPath);
   });
 
   after(async () => {
-    await cgroup?.remove();
     await tracer?.close();
-    if (work) await rm(work, { recursive: true, force: true });
+    await bench?.remove();
   });
 
   it('starts a prepared program in well under a second', () => {
@@ -173,63 +159,23 @@ describe('eBPF behaviour tracer (bpftrace on tracepoints, real cgroup)', { timeo
     assert.equal(tour.code, 0, tour.stderr);
     const mine = events.filter((e) => e.pid === tour.pid);
     const dir = join(work, 'tour');
-    assert.deepEqual(ofKind(mine, 'process.rename').map((e) => e.name), ['tour renamed', 'tour comm']);
+    assertTourSeenByEveryTracer(events, { pid: tour.pid, dir, port });
+    // What only the eBPF tracer sees: open_how, fchmod/fchown by fd, directory calls, return values, module names.
     const opened = ofKind(mine, 'file.open').find((e) => e.path === join(dir, 'sub/two words.txt'));
     assert.deepEqual(opened && [opened.flags & 0o101, opened.mode], [0o101, 0o640], 'openat2 flags and mode from open_how');
-    assert.deepEqual(
-      ofKind(mine, 'file.write').filter((e) => e.path === join(dir, 'sub/two words.txt')).map((e) => e.bytes),
-      [100],
-    );
     assert.ok(ofKind(mine, 'file.chmod').some((e) => e.path === join(dir, 'sub/two words.txt') && e.mode === 0o600), 'fchmod names the file');
-    assert.ok(ofKind(mine, 'file.rename').some((e) => e.from === join(dir, 'sub/two words.txt') && e.to === join(dir, 'sub/renamed.txt')));
     assert.ok(ofKind(mine, 'file.chown').some((e) => e.path === join(dir, 'sub/renamed.txt') && e.uid === 0 && e.gid === 0));
-    const links = ofKind(mine, 'file.link').map((e) => [e.from, e.to, e.symbolic, e.ret]);
-    assert.deepEqual(links, [
-      ['renamed.txt', join(dir, 'sub/link'), true, 0],
-      [join(dir, 'sub/renamed.txt'), join(dir, 'sub/hard'), false, 0],
-    ]);
     assert.ok(ofKind(mine, 'file.rmdir').some((e) => e.path === join(dir, 'sub') && e.ret === 0));
     assert.ok(ofKind(mine, 'file.mkdir').some((e) => e.path === join(dir, 'sub') && e.mode === 0o750));
-
-    const udp = ofKind(mine, 'net.send').find((e) => e.family === 'inet');
-    assert.deepEqual(udp && [udp.address, udp.bytes], ['127.0.0.1', 4]);
-    const udpSends = ofKind(mine, 'net.send').filter((e) => e.family === 'inet').map((e) => [e.address, e.port, e.bytes]);
-    assert.deepEqual(udpSends, [
-      ['127.0.0.1', port, 4],
-      ['127.0.0.1', port, 5],
-    ], 'sendto and sendmsg, addresses decoded');
-    const bind = ofKind(mine, 'net.bind')[0];
-    assert.deepEqual(bind && [bind.family, bind.address, bind.port, bind.ret], ['inet', '127.0.0.1', 0, 0]);
-    assert.deepEqual(ofKind(mine, 'net.listen').map((e) => [e.fd, e.ret]), [[bind.fd, 0]]);
-    assert.deepEqual(ofKind(mine, 'net.accept').map((e) => [e.fd, e.ret]), [[bind.fd, -11]]);
-    const six = ofKind(mine, 'net.connect').find((e) => e.family === 'inet6');
-    assert.equal(six?.address, '::1');
-    assert.equal(six.port, port);
-    assert.equal(udp!.port, port);
-    const unix = ofKind(mine, 'net.connect').find((e) => e.family === 'unix');
-    assert.deepEqual(unix && [unix.address, unix.ret], [join(dir, 'no-such.sock'), -2]);
-
+    assert.deepEqual(ofKind(mine, 'file.link').map((e) => e.ret), [0, 0]);
+    assert.equal(ofKind(mine, 'net.connect').find((e) => e.family === 'unix')?.ret, -2);
     const maps = ofKind(mine, 'memory.exec_map');
     assert.ok(maps.some((e) => e.call === 'mmap' && e.prot === 7 && e.path === undefined), 'anonymous RWX mapping');
     assert.ok(maps.some((e) => e.call === 'mprotect' && e.prot === 5 && e.length === 4096));
     assert.ok(maps.some((e) => e.call === 'mmap' && e.path?.includes('libc.so')), 'libraries mapped executable, with their path');
-    const modules = ofKind(mine, 'module.load').map((e) => [e.call, e.path]);
-    assert.deepEqual(modules, [
-      ['init_module', undefined],
-      ['delete_module', 'nestbox_none'],
-    ]);
-    assert.deepEqual(
-      ofKind(mine, 'process.setid').map((e) => [e.call, e.ids, e.ret]),
-      [
-        ['setresuid', [0, 0, 0], 0],
-        ['setgid', [0], 0],
-      ],
-    );
-    const threadWrite = ofKind(mine, 'file.write').find((e) => e.path === join(dir, 'from-thread'));
-    assert.deepEqual(threadWrite && [threadWrite.bytes, threadWrite.pid], [6, tour.pid]);
-    assert.notEqual(threadWrite?.tid, tour.pid, 'written by the thread');
-    assert.deepEqual(ofKind(mine, 'process.fork'), [], 'a thread is not a new process');
-    assert.deepEqual(ofKind(mine, 'process.kill').map((e) => [e.target, e.signal, e.ret]), [[tour.pid, 0, 0]]);
+    assert.deepEqual(ofKind(mine, 'module.load').map((e) => e.path), [undefined, 'nestbox_none']);
+    assert.deepEqual(ofKind(mine, 'process.setid').map((e) => e.ret), [0, 0]);
+    assert.deepEqual(ofKind(mine, 'process.kill').map((e) => e.ret), [0]);
   });
 
   it('records nothing of processes outside the cgroup', () => {
