@@ -11,6 +11,7 @@ import { validateConfig } from '../src/config/load.js';
 import { sha256File } from '../src/processing/fileinfo.js';
 import { processTask } from '../src/processing/pipeline.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
+import { ethernetTcpPcap, TCP_SYN } from '../test/helpers/pcap-file.js';
 
 /**
  * Processing time and peak memory of the whole pipeline (every module, report.json written) for a
@@ -100,44 +101,14 @@ async function writeEvents(path: string, count: number): Promise<void> {
   await new Promise((resolve) => out.end(resolve));
 }
 
-/** A libpcap file (Ethernet, IPv4) with one HTTP request from the machine: enough for the network modules to work. */
+/** A capture with one HTTP request from the machine: enough for the network modules to work. */
 function syntheticCapture(): Buffer {
-  const header = Buffer.alloc(24);
-  header.writeUInt32LE(0xa1b2c3d4, 0);
-  header.writeUInt16LE(2, 4);
-  header.writeUInt16LE(4, 6);
-  header.writeUInt32LE(65535, 16);
-  header.writeUInt32LE(1, 20);
-  const http = Buffer.from('GET /x HTTP/1.1\r\nHost: c2.example.test\r\nUser-Agent: bench\r\n\r\n');
-  const packets = [tcpFrame(0x02, 1000, Buffer.alloc(0)), tcpFrame(0x18, 1001, http)];
-  return Buffer.concat([header, ...packets.map((frame, i) => record(frame, i))]);
-}
-
-function tcpFrame(flags: number, seq: number, payload: Buffer): Buffer {
-  const ethernet = Buffer.alloc(14);
-  ethernet.writeUInt16BE(0x0800, 12);
-  const ip = Buffer.alloc(20);
-  ip[0] = 0x45;
-  ip.writeUInt16BE(40 + payload.length, 2);
-  ip[8] = 64;
-  ip[9] = 6;
-  Buffer.from([10, 200, 0, 2]).copy(ip, 12);
-  Buffer.from([192, 0, 2, 10]).copy(ip, 16);
-  const tcp = Buffer.alloc(20);
-  tcp.writeUInt16BE(40000, 0);
-  tcp.writeUInt16BE(80, 2);
-  tcp.writeUInt32BE(seq, 4);
-  tcp[12] = 5 << 4;
-  tcp[13] = flags;
-  return Buffer.concat([ethernet, ip, tcp, payload]);
-}
-
-function record(frame: Buffer, index: number): Buffer {
-  const header = Buffer.alloc(16);
-  header.writeUInt32LE(1_700_000_000 + index, 0);
-  header.writeUInt32LE(frame.length, 8);
-  header.writeUInt32LE(frame.length, 12);
-  return Buffer.concat([header, frame]);
+  const http = 'GET /x HTTP/1.1\r\nHost: c2.example.test\r\nUser-Agent: bench\r\n\r\n';
+  const connection = { src: '10.200.0.2', sport: 40000, dst: '192.0.2.10', dport: 80 };
+  return ethernetTcpPcap([
+    { ...connection, flags: TCP_SYN, seq: 1000 },
+    { ...connection, seq: 1001, payload: http },
+  ]);
 }
 
 await main();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NetworkSection } from '../src/processing/report-types.js';
 import { looksGenerated, registeredLabel } from '../src/signatures/helpers/domain-names.js';
+import { ethernetTcpPcap } from './helpers/pcap-file.js';
 import { emptyNetwork, EventLog, signatureCases } from './helpers/signatures.js';
 
 function network(sections: Partial<NetworkSection>): NetworkSection {
@@ -16,33 +17,9 @@ function tcp(dst: string, dport: number, time: number): NetworkSection['tcp'][nu
   return { src: '10.13.0.2', sport: 40000 + Math.round(time), dst, dport, offset: 24, time };
 }
 
-/** A classic pcap file holding one Ethernet/IPv4/TCP packet with this payload (checksums left zero). */
+/** A capture holding one packet from the machine to a server on port 3333, with this payload. */
 function pcapWithPayload(payload: string): Buffer {
-  const data = Buffer.from(payload);
-  const global = Buffer.alloc(24);
-  global.writeUInt32LE(0xa1b2c3d4, 0);
-  global.writeUInt16LE(2, 4);
-  global.writeUInt16LE(4, 6);
-  global.writeUInt32LE(65535, 16);
-  global.writeUInt32LE(1, 20);
-  const ethernet = Buffer.from('0200000000010200000000020800', 'hex');
-  const ip = Buffer.alloc(20);
-  ip.writeUInt8(0x45, 0);
-  ip.writeUInt16BE(20 + 20 + data.length, 2);
-  ip.writeUInt8(64, 8);
-  ip.writeUInt8(6, 9);
-  Buffer.from([10, 13, 0, 2, 203, 0, 113, 50]).copy(ip, 12);
-  const tcpHeader = Buffer.alloc(20);
-  tcpHeader.writeUInt16BE(40001, 0);
-  tcpHeader.writeUInt16BE(3333, 2);
-  tcpHeader.writeUInt8(0x50, 12);
-  tcpHeader.writeUInt8(0x18, 13);
-  const frame = Buffer.concat([ethernet, ip, tcpHeader, data]);
-  const record = Buffer.alloc(16);
-  record.writeUInt32LE(1_700_000_000, 0);
-  record.writeUInt32LE(frame.length, 8);
-  record.writeUInt32LE(frame.length, 12);
-  return Buffer.concat([global, record, frame]);
+  return ethernetTcpPcap([{ src: '10.13.0.2', sport: 40001, dst: '203.0.113.50', dport: 3333, payload }]);
 }
 
 const GENERATED = ['xkqzjvbtrwpl.com', 'q8f3k2l9zx7m.net', 'bcdfrtzkwplmn.org', 'zq4x8r7t2wv.info', 'mnbvcxzlkjhg.biz'];
