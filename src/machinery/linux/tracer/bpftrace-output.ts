@@ -14,7 +14,7 @@ import { SETID_CALLS, type TraceOp, type TraceRecord } from './trace-records.js'
  */
 export type BpftraceOutput =
   | { kind: 'attached'; probes: number }
-  /** A readiness probe answered (1: first attached, 2: last attached), the program was armed (3), a drain marker (4). */
+  /** A readiness probe answered (1: first attached, 2: last attached), the program was armed (3), a drain marker (4), the totals are out (5). */
   | { kind: 'ready'; which: number; value: bigint }
   | { kind: 'lost'; count: number }
   /** The END probe ran: what follows is bpftrace's map printout. */
@@ -130,6 +130,8 @@ export class BpftraceOutputParser {
   private finish(letter: string, head: string[], tail: string): void {
     const [, nsText = '0', tidText = '0', partsText = '0', ...fields] = head;
     if (letter === 'r') {
+      // The totals are printed (5): what follows is records again (a program armed for the next sandbox).
+      if (fields[0] === '5') this.ended = false;
       this.emit({ kind: 'ready', which: Number(fields[0]), value: BigInt(fields[1] ?? 0) });
       return;
     }

@@ -27,8 +27,11 @@ const MAX_ARGV = 32;
 export const CONTINUATION = 100;
 
 export interface ScriptOptions {
-  /** Our own pid: only it can arm the program and ask whether it is ready. */
-  ownerPid: number;
+  /**
+   * Our own pid: only it can arm the program and ask whether it is ready. Or a bpftrace expression that
+   * gives it at run time, such as the positional parameter `'$1'` (a program written before its owner runs).
+   */
+  ownerPid: number | string;
   /**
    * This program's key: `pread64(nonce, buf, 1, cgroupId)` from the owner (a bad fd, so the call fails
    * harmlessly) sets the cgroup to record. Until then the program records nothing, so it can be started
@@ -39,6 +42,12 @@ export interface ScriptOptions {
   marker: string;
   /** System calls this kernel has tracepoints for (`sys_enter_<name>` exists). */
   hasTracepoint: (syscall: string) => boolean;
+  /**
+   * Length of a line of spaces printed after every control record (`r`). bpftrace run with `-B full`
+   * writes its output in blocks, cheaply, but holds a control record back until the block fills:
+   * padding longer than the block pushes it out at once. 0 (the default) for line-buffered output.
+   */
+  flushPadding?: number;
 }
 
 /** x86_64 numbers of the module calls: kernels built without module support have no tracepoints for them. */
@@ -85,7 +94,13 @@ class ScriptWriter {
   private readonly cg = 'cgroup == @cg';
   private nextId = 1;
 
-  constructor(private readonly options: ScriptOptions) {}
+  private readonly padding: string;
+
+  constructor(private readonly options: ScriptOptions) {
+    // A line of its own after the record: glibc writes whole blocks and keeps the rest, so the record's
+    // newline must come at least a block before the end. The parser skips lines without the marker.
+    this.padding = options.flushPadding ? `\\n${' '.repeat(options.flushPadding)}` : '';
+  }
 
   write(): string {
     this.probes.push(this.readyProbe(1));
@@ -110,7 +125,7 @@ class ScriptWriter {
    */
   private readyProbe(which: number): string {
     const me = this.options.ownerPid;
-    return `tracepoint:syscalls:sys_enter_kill /pid == ${me} && args->pid == ${me} && args->sig == 0/ { printf("r 0 0 0 ${which} 0\\n"); }`;
+    return `tracepoint:syscalls:sys_enter_kill /pid == ${me} && args->pid == ${me} && args->sig == 0/ { printf("r 0 0 0 ${which} 0${this.padding}\\n"); }`;
   }
 
   /**
@@ -121,14 +136,15 @@ class ScriptWriter {
   private barrierProbe(): string {
     return `tracepoint:syscalls:sys_enter_kill /args->pid == ${this.options.nonce} && args->sig == 0 && cgroup != @cg/ {
   @cg = -1;
-  printf("r 0 0 0 4 %d\\n", cpu);
+  printf("r 0 0 0 4 %d${this.padding}\\n", cpu);
 }`;
   }
 
   /**
    * `kill(nonce, SIGCONT)` from the owner, once drained: prints the write totals no close reported
-   * (`e`, then bpftrace's printout of @wb) and `r ... 5` after them. Then the program has said all it
-   * will, and is killed: letting bpftrace exit by itself takes seconds (it detaches probe after probe).
+   * (`e`, then bpftrace's printout of @wb), forgets every thread it knew and `r ... 5` after them. The
+   * program has then said all it will about that sandbox and keeps nothing of it: it can be armed for
+   * the next one, or killed (letting bpftrace exit by itself takes seconds: it detaches probe after probe).
    */
   private dumpProbe(): string {
     const me = this.options.ownerPid;
@@ -136,16 +152,18 @@ class ScriptWriter {
   printf("e 0 0 0\\n");
   print(@wb);
   clear(@wb);
-  printf("r 0 0 0 5 0\\n");
+  clear(@seen);
+  clear(@a);
+  printf("r 0 0 0 5 0${this.padding}\\n");
 }`;
   }
 
-  /** Sets the cgroup to record, once, and says so (`r ... 3 <id>`). */
+  /** Sets the cgroup to record, when none is (not yet, or no longer after a drain), and says so (`r ... 3 <id>`). */
   private armProbe(): string {
     const me = this.options.ownerPid;
-    return `tracepoint:syscalls:sys_enter_pread64 /pid == ${me} && args->fd == ${this.options.nonce} && @cg == 0/ {
+    return `tracepoint:syscalls:sys_enter_pread64 /pid == ${me} && args->fd == ${this.options.nonce} && (@cg == 0 || @cg == -1)/ {
   @cg = args->pos;
-  printf("r 0 0 0 3 %llu\\n", @cg);
+  printf("r 0 0 0 3 %llu${this.padding}\\n", @cg);
 }`;
   }
 
@@ -376,18 +394,20 @@ class ScriptWriter {
       this.pair(m.name, saves, body);
     }
     if (missing.length === 0) return;
-    // Without module support the calls still exist (they fail with ENOSYS): attempts are seen through raw_syscalls.
+    // Without module support the calls still exist (they fail with ENOSYS): attempts are seen through
+    // raw_syscalls. These probes run on every system call of the host, so the call number, read from
+    // the probe's own arguments, is compared before the cgroup, which costs a helper call and a map lookup.
     const ids = missing.map((m) => `args->id == ${m.nr}`).join(' || ');
     const id = this.nextId++;
     this.add(
       'tracepoint:raw_syscalls:sys_enter',
-      `${this.cg} && (${ids})`,
+      `(${ids}) && ${this.cg}`,
       `@a[tid] = (${id}, (uint64)args->args[0], (uint64)0, (int64)args->id, (int64)args->args[0], (int64)0, (int64)0);`,
     );
     const call = missing.map((m) => `@n0[tid] == ${m.nr} ? ${m.call} : `).join('') + '-1';
     this.add(
       'tracepoint:raw_syscalls:sys_exit',
-      `${this.cg} && @a[tid].0 == ${id}`,
+      `(${ids}) && ${this.cg} && @a[tid].0 == ${id}`,
       `$t = nsecs; $r = args->ret; $v = @a[tid];${IDENTIFY}
   $call = ${call};
   if ($call == 2) {

@@ -35,6 +35,11 @@ const DRAIN_TIMEOUT_MS = 10_000;
 /** How far apart in time records of different CPUs can arrive (see reorder-buffer.ts); how often the file is written. */
 const REORDER_WINDOW_SECONDS = 3;
 const FLUSH_INTERVAL_MS = 200;
+/**
+ * bpftrace writes its output in blocks (`-B full`): a write per line cost it a third of its time.
+ * Control records carry this much padding, more than a block, so they are read at once.
+ */
+const OUTPUT_BLOCK_PADDING = 16 * 1024;
 
 /** bpftrace timestamps are CLOCK_MONOTONIC nanoseconds, the clock of process.hrtime. */
 function monotonicToEpoch(): (ns: bigint) => number {
@@ -44,7 +49,9 @@ function monotonicToEpoch(): (ns: bigint) => number {
 
 /**
  * One bpftrace process running the behaviour program: launched (compiled and attached) ahead of time,
- * recording nothing until `arm()` gives it the sandbox's cgroup, and used for one analysis.
+ * recording nothing until `arm()` gives it the sandbox's cgroup. Compiling costs seconds of CPU, so one
+ * program serves analysis after analysis: a session's stop() drains everything of its sandbox and makes
+ * the program forget it, and the next arm() starts from nothing. `discard()` ends the program.
  */
 export class BpftraceProgram {
   private readonly changes = new EventEmitter();
@@ -55,7 +62,10 @@ export class BpftraceProgram {
   private readonly toEpoch = monotonicToEpoch();
   private readonly parser: BpftraceOutputParser;
   private armedCgroup: bigint | null = null;
+  /** The session recording now: one at a time. */
+  private armed = false;
   private probes = 0;
+  /** Records dropped in the current session. */
   private lost = 0;
   private stderr = '';
   private exit: { code: number | null; signal: string | null; early: boolean } | null = null;
@@ -94,7 +104,13 @@ export class BpftraceProgram {
     const syscalls = await syscallTracepoints();
     const nonce = randomInt(1 << 30, 2 ** 31 - 1);
     const marker = randomBytes(6).toString('base64url');
-    const script = bpftraceScript({ ownerPid: process.pid, nonce, marker, hasTracepoint: (name) => syscalls.has(name) });
+    const script = bpftraceScript({
+      ownerPid: process.pid,
+      nonce,
+      marker,
+      hasTracepoint: (name) => syscalls.has(name),
+      flushPadding: OUTPUT_BLOCK_PADDING,
+    });
     const workDir = await mkdtemp(join(tmpdir(), 'nestbox-bpftrace-'));
     const scriptPath = join(workDir, 'behaviour.bt');
     await writeFile(scriptPath, script);
@@ -137,8 +153,24 @@ export class BpftraceProgram {
     return this.probes;
   }
 
-  /** Starts recording the cgroup's processes into the events file. */
+  /** Whether the program can be armed (again): it runs, and no session records. */
+  get usable(): boolean {
+    return this.exit === null && !this.stopping && !this.armed;
+  }
+
+  /** Bytes of output read so far: the output file only grows while the program lives. */
+  get outputBytes(): number {
+    return this.tail?.bytesRead ?? 0;
+  }
+
+  /** Starts recording the cgroup's processes into the events file; one session at a time. */
   async arm(options: TracerOptions): Promise<TracerSession> {
+    if (!this.usable) throw unavailable('this bpftrace program cannot be armed: it has ended or is recording', { context: { exit: this.exit } });
+    this.armed = true;
+    this.lost = 0;
+    this.drained.clear();
+    this.dumped = false;
+    this.armedCgroup = null;
     const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
     const writer = await EventsWriter.open(options.eventsPath);
     const decoder = new EventDecoder((event) => writer.write(event), { cwdOf: machineCwd });
@@ -159,11 +191,14 @@ export class BpftraceProgram {
     let stopping: Promise<{ lost: number }> | null = null;
     const stop = async () => {
       await this.drain();
-      this.stopping = true;
-      await this.dumpTotals();
-      await this.end();
+      const clean = await this.dumpTotals();
+      // A program that could not confirm it said everything (or forgot the sandbox) serves no other.
+      if (!clean) await this.discard();
       clearInterval(timer);
       this.parser.end();
+      this.consumer = null;
+      this.armedCgroup = null;
+      this.armed = false;
       reorder.releaseAll();
       const now = this.toEpoch(process.hrtime.bigint());
       decoder.finish(now);
@@ -206,7 +241,7 @@ export class BpftraceProgram {
     return code === 0;
   }
 
-  /** Ends a program that will not be used. */
+  /** Ends the program (waiting or after its last session). */
   async discard(): Promise<void> {
     this.stopping = true;
     await this.end();
@@ -219,12 +254,15 @@ export class BpftraceProgram {
     this.tail = null;
   }
 
-  private async dumpTotals(): Promise<void> {
-    if (this.exit) return;
+  /** Prints the write totals and forgets the sandbox; false when bpftrace did not confirm it. */
+  private async dumpTotals(): Promise<boolean> {
+    if (this.exit) return false;
     try {
       await this.until(() => this.dumped, DRAIN_TIMEOUT_MS, () => this.signalNonce('SIGCONT'));
+      return true;
     } catch (error) {
       this.log.warn({ err: error }, 'bpftrace did not print its write totals');
+      return false;
     }
   }
 
@@ -346,7 +384,7 @@ function launchArgs(eventsPath: string, scriptPath: string): string[] {
     `${TRACEFS}/available_events`,
     'bpftrace',
     '-B',
-    'line',
+    'full',
     '--no-warnings',
     scriptPath,
   ];

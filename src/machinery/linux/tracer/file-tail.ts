@@ -27,6 +27,10 @@ export class FileTail {
     return new FileTail(await open(path, 'r'), onLine, idleMs);
   }
 
+  get bytesRead(): number {
+    return this.position;
+  }
+
   /** Reads what is left (the writer has finished) and closes the file. */
   async end(): Promise<void> {
     this.stopping.abort();

@@ -6,14 +6,18 @@ import { startStrace } from './strace.js';
 import { ensureTracefs } from './tracefs.js';
 
 export { BpftraceProgram } from './bpftrace.js';
+
+/** A program whose output file (it only grows, on the host's disk) passed this size is replaced while idle. */
+const MAX_PROGRAM_OUTPUT_BYTES = 512 * 2 ** 20;
 export { startStrace, straceCommand } from './strace.js';
 
 export interface TracerChoice {
   /** 'strace' forces the fallback (tests, hosts where eBPF misbehaves); default: eBPF when it works. */
   prefer?: 'ebpf' | 'strace';
   /**
-   * After each analysis, prepare the next eBPF program (compiled and attached, waiting), so start()
-   * takes milliseconds instead of seconds. Default true.
+   * After each analysis, keep the eBPF program (compiled and attached, waiting) for the next one, or
+   * prepare a new one if it cannot serve again, so start() takes milliseconds instead of seconds.
+   * Default true; false ends the program with its analysis.
    */
   keepWarm?: boolean;
 }
@@ -67,7 +71,7 @@ class AutoTracer implements BehaviourTracer {
     try {
       const program = await this.takeProgram();
       const session = await program.arm(options);
-      return this.keepingWarm(session);
+      return this.keepingWarm(program, session);
     } catch (error) {
       options.log.error({ err: error }, 'eBPF tracer failed to start; using strace');
       return startStrace(options, options.log, `eBPF tracer failed to start: ${(error as Error).message}`);
@@ -94,13 +98,22 @@ class AutoTracer implements BehaviourTracer {
     return BpftraceProgram.launch(this.log);
   }
 
-  /** Once an analysis's tracing ends, the next program is prepared while the machine is idle. */
-  private keepingWarm(session: TracerSession): TracerSession {
+  /**
+   * Once an analysis's tracing ends, its program (which has forgotten that sandbox) waits for the next
+   * one; a program that cannot serve again is ended and a new one prepared while the machine is idle.
+   */
+  private keepingWarm(program: BpftraceProgram, session: TracerSession): TracerSession {
     return {
       name: session.name,
       stop: async () => {
         const result = await session.stop();
-        if (this.choice.keepWarm !== false) void this.prepare();
+        const keep = this.choice.keepWarm !== false && !this.closed;
+        if (keep && !this.spare && program.usable && program.outputBytes < MAX_PROGRAM_OUTPUT_BYTES) {
+          this.spare = Promise.resolve(program);
+          return result;
+        }
+        await program.discard();
+        if (keep) void this.prepare();
         return result;
       },
     };
