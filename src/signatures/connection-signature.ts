@@ -8,6 +8,12 @@ import { Signature, type EventOf, type SignatureContext } from './signature.js';
  * flows from the network capture (which also sees what the log missed, e.g. from processes started before
  * tracing). Subclasses say which ports, and may add what other report sections show.
  */
+
+/** The ports a connection signature is about: a Set, or an object whose `has` tests a range. */
+export interface Ports {
+  has(port: number): boolean;
+}
+
 export abstract class ConnectionSignature<Extra extends EventKind = never> extends Signature<'net.connect' | Extra> {
   override readonly kinds: readonly ('net.connect' | Extra)[];
   /** Whether connections on the machine itself count (local proxies such as Tor's SOCKS port). */
@@ -18,18 +24,18 @@ export abstract class ConnectionSignature<Extra extends EventKind = never> exten
     this.kinds = ['net.connect', ...extraKinds];
   }
 
-  protected abstract wantsPort(port: number): boolean;
+  protected abstract readonly ports: Ports;
 
   override onEvent(anyEvent: EventOf<'net.connect' | Extra>, ctx: SignatureContext): void {
     if (anyEvent.kind !== 'net.connect') return;
     const event = anyEvent as EventOf<'net.connect'>;
     const reachable = this.includeLocal ? event.family === 'inet' || event.family === 'inet6' : isRemoteInet(event.family, event.address);
-    if (reachable && this.wantsPort(event.port)) this.markEvent(event, ctx);
+    if (reachable && this.ports.has(event.port)) this.markEvent(event, ctx);
   }
 
   override onComplete(ctx: SignatureContext): void | Promise<void> {
     for (const flow of flowsOf(ctx.report)) {
-      if (this.wantsPort(flow.dport) && (this.includeLocal || !isLocalAddress(flow.dst))) {
+      if (this.ports.has(flow.dport) && (this.includeLocal || !isLocalAddress(flow.dst))) {
         this.markIoc('connection', `${flow.dst}:${flow.dport}`, `${flow.protocol} flow in the capture`);
       }
     }

@@ -9,6 +9,11 @@ export interface FileRule {
   access: readonly FileAccess[];
 }
 
+/** Rules for reading any of these paths (checks of the machine, credential theft, discovery). */
+export function filesRead(...paths: RegExp[]): FileRule[] {
+  return paths.map((path) => ({ path, access: ['read'] }));
+}
+
 /** A program a signature looks for, by name (busybox applets count as their applet), optionally by arguments. */
 export interface ProgramRule {
   program: RegExp;

@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class AntisandboxContainerCheck extends RuleSignature {
@@ -12,10 +12,10 @@ export class AntisandboxContainerCheck extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        { path: /^\/proc\/1\/(cgroup|sched|environ|mountinfo|mounts|root)$/, access: ['read'] },
-        { path: /^\/(\.dockerenv|run\/\.containerenv|proc\/vz(\/.*)?|proc\/bc(\/.*)?)$/, access: ['read'] },
-      ],
+      files: filesRead(
+        /^\/proc\/1\/(cgroup|sched|environ|mountinfo|mounts|root)$/,
+        /^\/(\.dockerenv|run\/\.containerenv|proc\/vz(\/.*)?|proc\/bc(\/.*)?)$/,
+      ),
     });
   }
 }

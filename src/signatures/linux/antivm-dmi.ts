@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class AntivmDmi extends RuleSignature {
@@ -12,13 +12,10 @@ export class AntivmDmi extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        {
-          path: /^\/sys\/(class|devices\/virtual)\/dmi\/id\/(product_\w+|sys_vendor|bios_\w+|board_\w+|chassis_\w+|modalias)$/,
-          access: ['read'],
-        },
-        { path: /^\/sys\/firmware\/dmi\/(tables|entries)\//, access: ['read'] },
-      ],
+      files: filesRead(
+        /^\/sys\/(class|devices\/virtual)\/dmi\/id\/(product_\w+|sys_vendor|bios_\w+|board_\w+|chassis_\w+|modalias)$/,
+        /^\/sys\/firmware\/dmi\/(tables|entries)\//,
+      ),
       programs: [{ program: /^(dmidecode|virt-what|systemd-detect-virt|imvirt|virt-who)$/ }],
     });
   }

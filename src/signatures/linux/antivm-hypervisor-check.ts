@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class AntivmHypervisorCheck extends RuleSignature {
@@ -12,10 +12,10 @@ export class AntivmHypervisorCheck extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        { path: /^\/(sys\/hypervisor\/|proc\/xen|dev\/(vboxguest|vboxuser|vmci)|proc\/scsi\/scsi$)/, access: ['read'] },
-        { path: /^\/sys\/module\/(vboxguest|vboxsf|vboxvideo|vmw_\w+|vmwgfx|xen\w*|hv_\w+|virtio_balloon)(\/|$)/, access: ['read'] },
-      ],
+      files: filesRead(
+        /^\/(sys\/hypervisor\/|proc\/xen|dev\/(vboxguest|vboxuser|vmci)|proc\/scsi\/scsi$)/,
+        /^\/sys\/module\/(vboxguest|vboxsf|vboxvideo|vmw_\w+|vmwgfx|xen\w*|hv_\w+|virtio_balloon)(\/|$)/,
+      ),
       commandLines: [
         /^(?=.*(cpuinfo|dmesg|lspci|lscpu|lsmod|\/sys\/|scsi|dmi))(?=.*\b(hypervisor|vmware|virtualbox|vbox|qemu|kvm|xen|bochs|parallels|hyper-?v|innotek)\b)/i,
       ],

@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 const CHROMIUM_FAMILY = '(google-chrome|chromium|BraveSoftware\\/Brave-Browser|opera|vivaldi|microsoft-edge|yandex-browser)';
@@ -14,10 +14,10 @@ export class CredentialBrowser extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        { path: /\/\.mozilla\/firefox\/[^/]+\/(logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite)$/, access: ['read'] },
-        { path: new RegExp(`\\/\\.config\\/${CHROMIUM_FAMILY}\\/([^/]+\\/)?(Login Data|Cookies|Web Data|Local State)$`), access: ['read'] },
-      ],
+      files: filesRead(
+        /\/\.mozilla\/firefox\/[^/]+\/(logins\.json|key[34]\.db|signons\.sqlite|cookies\.sqlite)$/,
+        new RegExp(`\\/\\.config\\/${CHROMIUM_FAMILY}\\/([^/]+\\/)?(Login Data|Cookies|Web Data|Local State)$`),
+      ),
     });
   }
 }

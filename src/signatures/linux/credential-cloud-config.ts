@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class CredentialCloudConfig extends RuleSignature {
@@ -12,12 +12,7 @@ export class CredentialCloudConfig extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        {
-          path: /\/(\.aws\/(credentials|config)|\.docker\/config\.json|\.kube\/config|\.git-credentials|\.netrc|\.pgpass|\.my\.cnf|\.npmrc|\.pypirc|\.config\/gcloud\/(credentials\.db|access_tokens\.db|application_default_credentials\.json)|\.azure\/(accessTokens\.json|msal_token_cache\.json))$/,
-          access: ['read'],
-        },
-      ],
+      files: filesRead(/\/(\.aws\/(credentials|config)|\.docker\/config\.json|\.kube\/config|\.git-credentials|\.netrc|\.pgpass|\.my\.cnf|\.npmrc|\.pypirc|\.config\/gcloud\/(credentials\.db|access_tokens\.db|application_default_credentials\.json)|\.azure\/(accessTokens\.json|msal_token_cache\.json))$/),
     });
   }
 }

@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class CredentialShadow extends RuleSignature {
@@ -12,7 +12,7 @@ export class CredentialShadow extends RuleSignature {
 
   constructor() {
     super({
-      files: [{ path: /^\/etc\/(shadow|gshadow|shadow-|gshadow-|security\/opasswd|master\.passwd)$/, access: ['read'] }],
+      files: filesRead(/^\/etc\/(shadow|gshadow|shadow-|gshadow-|security\/opasswd|master\.passwd)$/),
       programs: [{ program: /^unshadow$/ }],
     });
   }

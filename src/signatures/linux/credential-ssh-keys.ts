@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class CredentialSshKeys extends RuleSignature {
@@ -12,10 +12,10 @@ export class CredentialSshKeys extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        { path: /\/\.ssh\/(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|identity)$/, access: ['read'] },
-        { path: /^\/etc\/ssh\/ssh_host_\w+_key$/, access: ['read'] },
-      ],
+      files: filesRead(
+        /\/\.ssh\/(id_(rsa|dsa|ecdsa|ed25519)(_sk)?|identity)$/,
+        /^\/etc\/ssh\/ssh_host_\w+_key$/,
+      ),
     });
   }
 }

@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class CryptoWalletAccess extends RuleSignature {
@@ -12,12 +12,7 @@ export class CryptoWalletAccess extends RuleSignature {
 
   constructor() {
     super({
-      files: [
-        {
-          path: /(\/wallet\.dat$|\/\.(bitcoin|litecoin|dogecoin|dashcore|zcash)\/.*wallet|\/\.electrum\/wallets\/|\/\.ethereum\/keystore\/|\/\.config\/(Exodus|atomic|Electrum)\/|\/\.bitmonero\/|\/Monero\/wallets\/)/,
-          access: ['read'],
-        },
-      ],
+      files: filesRead(/(\/wallet\.dat$|\/\.(bitcoin|litecoin|dogecoin|dashcore|zcash)\/.*wallet|\/\.electrum\/wallets\/|\/\.ethereum\/keystore\/|\/\.config\/(Exodus|atomic|Electrum)\/|\/\.bitmonero\/|\/Monero\/wallets\/)/),
     });
   }
 }

@@ -1,5 +1,8 @@
-import { ConnectionSignature } from '../connection-signature.js';
+import { ConnectionSignature, type Ports } from '../connection-signature.js';
 import type { SignatureContext, SignatureInfo } from '../signature.js';
+
+/** 6660 to 6669, and 6697 for IRC over TLS. */
+const IRC_PORTS: Ports = { has: (port) => (port >= 6660 && port <= 6669) || port === 6697 };
 
 export class IrcTraffic extends ConnectionSignature {
   readonly info: SignatureInfo = {
@@ -10,9 +13,7 @@ export class IrcTraffic extends ConnectionSignature {
     ttp: ['T1071'],
   };
 
-  protected wantsPort(port: number): boolean {
-    return (port >= 6660 && port <= 6669) || port === 6697;
-  }
+  protected readonly ports = IRC_PORTS;
 
   override onComplete(ctx: SignatureContext): void {
     super.onComplete(ctx);

@@ -16,9 +16,7 @@ export class MinerPool extends ConnectionSignature {
     ttp: ['T1496'],
   };
 
-  protected wantsPort(port: number): boolean {
-    return POOL_PORTS.has(port);
-  }
+  protected readonly ports = POOL_PORTS;
 
   override onComplete(ctx: SignatureContext): void {
     super.onComplete(ctx);

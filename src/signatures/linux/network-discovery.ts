@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class NetworkDiscovery extends RuleSignature {
@@ -13,7 +13,7 @@ export class NetworkDiscovery extends RuleSignature {
   constructor() {
     super({
       programs: [{ program: /^(ifconfig|ip|netstat|ss|arp|route|iwconfig|nmcli|iptables-save)$/ }],
-      files: [{ path: /^\/proc\/net\/(tcp6?|udp6?|route|arp|dev|if_inet6|fib_trie|ipv6_route)$/, access: ['read'] }],
+      files: filesRead(/^\/proc\/net\/(tcp6?|udp6?|route|arp|dev|if_inet6|fib_trie|ipv6_route)$/),
     });
   }
 }

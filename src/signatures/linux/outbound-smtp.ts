@@ -12,9 +12,7 @@ export class OutboundSmtp extends ConnectionSignature {
     ttp: ['T1071.003'],
   };
 
-  protected wantsPort(port: number): boolean {
-    return SMTP_PORTS.has(port);
-  }
+  protected readonly ports = SMTP_PORTS;
 
   override onComplete(ctx: SignatureContext): void {
     super.onComplete(ctx);

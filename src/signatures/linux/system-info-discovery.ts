@@ -1,4 +1,4 @@
-import { RuleSignature } from '../rule-signature.js';
+import { filesRead, RuleSignature } from '../rule-signature.js';
 import type { SignatureInfo } from '../signature.js';
 
 export class SystemInfoDiscovery extends RuleSignature {
@@ -13,7 +13,7 @@ export class SystemInfoDiscovery extends RuleSignature {
   constructor() {
     super({
       programs: [{ program: /^(uname|hostnamectl|lscpu|lsb_release|lshw|lsblk|lspci|lsusb|dmesg)$/ }],
-      files: [{ path: /^\/(proc\/(version|cpuinfo)|etc\/(os-release|issue|lsb-release|[a-z]+-release))$/, access: ['read'] }],
+      files: filesRead(/^\/(proc\/(version|cpuinfo)|etc\/(os-release|issue|lsb-release|[a-z]+-release))$/),
     });
   }
 }

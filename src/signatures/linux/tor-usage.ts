@@ -14,14 +14,11 @@ export class TorUsage extends ConnectionSignature<'process.exec'> {
     categories: ['network', 'anonymity'],
     ttp: ['T1090.003'],
   };
+  protected readonly ports = TOR_PORTS;
   protected override readonly includeLocal = true;
 
   constructor() {
     super(['process.exec']);
-  }
-
-  protected wantsPort(port: number): boolean {
-    return TOR_PORTS.has(port);
   }
 
   override onEvent(event: EventOf<'net.connect'> | EventOf<'process.exec'>, ctx: SignatureContext): void {
