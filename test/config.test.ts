@@ -72,6 +72,7 @@ describe('configuration', () => {
       { yaml: 'machines:\n  - name: sandbox1\n    settings:\n      memory_mb: 8\n', where: 'machines.0.settings.memory_mb (machine sandbox1)' },
       { yaml: 'machines:\n  - name: linux1\n  - name: win7\n    kind: qemu\n    settings:\n      accel: hvf\n', where: 'machines.1.settings.accel (machine win7)' },
       { yaml: 'machines:\n  - name: slow\n    settings:\n      screenshot_interval: "often"\n', where: 'machines.0.settings.screenshot_interval (machine slow)' },
+      { yaml: 'machines:\n  - name: own\n    kind: qemu\n    settings:\n      disk: /images/own.qcow2\n', where: 'machines.0.settings.state (machine own)' },
     ];
     for (const { yaml, where } of bad) {
       writeFileSync(join(home, 'config.yaml'), yaml);

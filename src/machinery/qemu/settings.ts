@@ -49,19 +49,14 @@ export const qemuSettingsSchema = z.object({
   /** Hardware of an operator's image: e1000 and ide suit guests without virtio drivers (Windows). */
   nic_model: z.enum(['virtio-net-pci', 'e1000']).default('virtio-net-pci'),
   disk_bus: z.enum(['virtio', 'ide']).default('virtio'),
-});
+}).refine((settings) => Boolean(settings.disk) === Boolean(settings.state), { message: 'settings "disk" and "state" go together', path: ['state'] });
 
 export type QemuSettings = z.infer<typeof qemuSettingsSchema>;
 
 export function parseQemuSettings(settings: unknown, machine: string): QemuSettings {
   const parsed = qemuSettingsSchema.safeParse(settings ?? {});
-  if (!parsed.success) {
-    throw new NestboxError('invalid_config', `machine ${machine}: invalid settings: ${z.prettifyError(parsed.error)}`, {
-      context: { machine },
-    });
-  }
-  if (Boolean(parsed.data.disk) !== Boolean(parsed.data.state)) {
-    throw new NestboxError('invalid_config', `machine ${machine}: settings "disk" and "state" go together`, { context: { machine } });
-  }
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  throw new NestboxError('invalid_config', `machine ${machine}: invalid settings: ${z.prettifyError(parsed.error)}`, {
+    context: { machine },
+  });
 }
