@@ -4,17 +4,21 @@
 The host uploads this folder through the agent (/extract), stores the sample and analysis.json beside
 it, and starts it with the agent's /execpy (or `python3 analyzer.py [analysis.json]`). It then
   - sets the clock, reseeds the random pool and configures the analysis network card,
-  - runs the analysis package under strace, which writes its trace straight into a virtio-serial port
-    (so a sample that deletes files or kills the analyzer cannot take back what was already sent),
+  - runs the analysis package in the sample cgroup, traced by the guest's eBPF tracer (guest/tracer,
+    attached before the host saved the machine's memory), or under strace when that tracer is not
+    there; either writes its trace straight into a virtio-serial port (so a sample that deletes files
+    or kills the analyzer cannot take back what was already sent),
   - copies the sample's output to the analysis log port and to the screen,
   - at the end (every process gone, or the timeout) dumps the memory of live processes when asked,
     uploads the files the sample created or changed, and reports "complete" to the agent.
 """
 
+import errno
 import http.client
 import json
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -23,6 +27,9 @@ import time
 import urllib.parse
 
 AGENT = ("127.0.0.1", 8000)
+TRACER_SOCKET = "/run/nestbox/tracer.sock"
+TRACER_STATE = "/run/nestbox/tracer.state"
+TRACER_PID = "/run/nestbox/tracer.pid"
 # Where samples may leave files worth keeping. The libraries and shared data under /usr are left out:
 # walking them costs seconds under TCG (/bin and /sbin are links into /usr).
 DROPPED_ROOTS = ["/tmp", "/root", "/home", "/etc", "/var", "/opt", "/usr/local", "/dev/shm", "/srv", "/usr/bin", "/usr/sbin"]
@@ -203,10 +210,95 @@ def guess_interpreter(target):
     return ["sh"]
 
 
-def run_package(config, channels, command, group):
-    """Runs the package under strace, in the sample's cgroup; returns (strace process, reader thread)."""
+def tracer_request(command, timeout):
+    """One command to the guest's eBPF tracer; its one-line answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(timeout)
+        connection.connect(TRACER_SOCKET)
+        connection.sendall(command.encode() + b"\n")
+        return connection.makefile("rb").readline().decode().strip()
+
+
+def choose_tracer(config, channels):
+    """'ebpf' when the guest's tracer is armed (and not refused by the task option tracer=strace), else
+    'strace' once the trace port is free for it; None when the host asked for no behaviour trace."""
+    if config.get("strace") is None:
+        return None
+    wanted = (config.get("options") or {}).get("tracer", "")
+    try:
+        with open(TRACER_STATE) as handle:
+            state = handle.read().strip()
+    except OSError:
+        state = "failed no eBPF tracer in this guest"
+    if state.startswith("ready") and wanted != "strace":
+        try:
+            answer = tracer_request("start", 30)
+            if answer.startswith("ok ebpf"):
+                channels.say("behaviour traced with eBPF (%s)" % answer)
+                return "ebpf"
+            state = "failed the tracer answered %r" % answer
+        except OSError as error:
+            state = "failed the tracer did not answer: %s" % error
+    reason = "the task chose strace" if wanted == "strace" else "the guest's eBPF tracer is not ready: " + state[len("failed "):]
+    release_trace_port()
+    start_strace_stream(channels, reason)
+    channels.say("behaviour traced with strace: %s" % reason)
+    return "strace"
+
+
+def release_trace_port():
+    """The eBPF tracer holds the trace port (a port has one reader at a time): it is ended first."""
+    try:
+        tracer_request("stop", 10)
+        return
+    except OSError:
+        pass
+    try:
+        with open(TRACER_PID) as handle:
+            os.killpg(int(handle.read()), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
+def start_strace_stream(channels, reason):
+    """The stream header, then strace opens the port itself (-o) once this closed it."""
+    deadline = time.time() + 10
+    while True:
+        try:
+            port = os.open(channels.trace, os.O_WRONLY)
+            break
+        except OSError as error:
+            if error.errno != errno.EBUSY or time.time() > deadline:
+                raise
+            time.sleep(0.1)
+    try:
+        write_all_fd(port, ("nestbox-trace strace %s\n" % reason.replace("\n", " ")).encode())
+    finally:
+        os.close(port)
+
+
+def write_all_fd(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def drain_tracer(tracer, channels):
+    """The eBPF tracer's last records and write totals are sent before the analysis reports its end."""
+    if tracer != "ebpf":
+        return
+    try:
+        answer = tracer_request("drain", 90)
+    except OSError as error:
+        answer = "no answer: %s" % error
+    if answer != "drained":
+        channels.say("the eBPF tracer did not confirm its last records: %s" % answer)
+
+
+def run_package(config, channels, command, group, tracer):
+    """Runs the package in the sample's cgroup (under strace for that tracer); returns (process, reader thread)."""
     # The host chooses strace's options: it parses what they produce.
-    strace = ["strace"] + config["strace"] + ["-o", channels.trace, "--"] if config.get("strace") else []
+    strace = ["strace"] + config["strace"] + ["-o", channels.trace, "--"] if tracer == "strace" else []
     channels.say("running: %s" % " ".join(command))
     process = subprocess.Popen(strace + command, cwd="/tmp", stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
@@ -302,14 +394,15 @@ def protection(perms):
     return 0x02 if readable else 0x01
 
 
-def wait_for_end(process, config, started):
-    """Waits until every traced process is gone (strace exits then) or the timeout passes."""
+def wait_for_end(process, group, config, started):
+    """Waits until every process of the sample is gone (its cgroup is empty) or the timeout passes."""
     deadline = started + float(config["timeout"])
+    gone = lambda: process.poll() is not None and not group.pids()
     while time.time() < deadline:
-        if process.poll() is not None and not config.get("enforce_timeout"):
+        if gone() and not config.get("enforce_timeout"):
             return "exited"
         time.sleep(0.2)
-    return "exited" if process.poll() is not None else "timeout"
+    return "exited" if gone() else "timeout"
 
 
 def upload_dropped_files(config, channels, started, skip):
@@ -361,8 +454,9 @@ def main():
         if config["category"] == "file":
             own_files.add(config["target"])
         group = SampleGroup()
-        process, reader = run_package(config, channels, package_command(config), group)
-        ended = wait_for_end(process, config, started)
+        tracer = choose_tracer(config, channels)
+        process, reader = run_package(config, channels, package_command(config), group, tracer)
+        ended = wait_for_end(process, group, config, started)
         channels.say("analysis ended: %s" % ended)
         finishing = time.time()
         if config.get("memory"):
@@ -373,6 +467,7 @@ def main():
         group.kill()
         process.wait()
         reader.join(2)
+        drain_tracer(tracer, channels)
         upload_dropped_files(config, channels, started - 1, own_files)
         channels.say("results sent in %.1f s" % (time.time() - finishing))
         channels.close()

@@ -31,6 +31,24 @@ for path in /sys/class/net/*; do
   fi
 done
 
+# The behaviour tracer compiles and attaches its eBPF program now, before the agent answers and the host
+# saves the memory: under TCG that takes minutes, which no task should wait. Without it (an image
+# without bpftrace, or a program that did not attach) the analyzer falls back to strace.
+# A reboot task's cold boot under TCG skips it (the host passes nestbox.tracer=off): strace traces that task.
+if [ "$(arg nestbox.tracer)" != off ] && [ -x /usr/bin/bpftrace ] && [ -f /usr/lib/nestbox/tracer/behaviour.bt ]; then
+  mkdir -p /run/nestbox
+  /usr/bin/python3 -B /usr/lib/nestbox/tracer.py </dev/null >/dev/console 2>&1 &
+  # Bounded, so that the host's boot timeout is kept: a tracer not armed by then is ended (a task
+  # must not find it still compiling) and the analyzer uses strace.
+  deadline=$(($(cut -d. -f1 /proc/uptime) + 180))
+  while [ ! -s /run/nestbox/tracer.state ] && [ "$(cut -d. -f1 /proc/uptime)" -lt $deadline ]; do sleep 1; done
+  if [ ! -s /run/nestbox/tracer.state ]; then
+    kill -KILL -- "-$(cat /run/nestbox/tracer.pid)" 2>/dev/null
+    echo "failed not attached within 180 s of boot" >/run/nestbox/tracer.state
+  fi
+  echo "nestbox guest: tracer $(cat /run/nestbox/tracer.state) at $(cut -d' ' -f1 /proc/uptime) s" >/dev/console
+fi
+
 # The console the screenshots show.
 printf '\033[2J\033[H%s\n\n' "$(cat /etc/issue.net) - $(hostname)" >/dev/tty1
 echo "nestbox guest: system ready" >/dev/console

@@ -13,7 +13,7 @@ export function guestFile(relative: string): string {
 }
 
 /** Files baked into the image: a change to any of them means a new image. */
-export const IMAGE_GUEST_FILES = ['initramfs/init', 'rootfs/init.sh', 'rootfs/inittab', 'agent/agent.py'] as const;
+export const IMAGE_GUEST_FILES = ['initramfs/init', 'rootfs/init.sh', 'rootfs/inittab', 'agent/agent.py', 'tracer/tracer.py'] as const;
 
 export async function guestFilesDigest(files: readonly string[]): Promise<string> {
   const hash = createHash('sha256');

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { guestFilesDigest, IMAGE_GUEST_FILES } from './guest-files.js';
+import { guestTracerDigest } from './guest-tracer-program.js';
 import { INITRAMFS_MODULES } from './initramfs.js';
 import type { RootfsRecipe } from './rootfs.js';
 
@@ -12,10 +13,11 @@ import type { RootfsRecipe } from './rootfs.js';
  *   <name>-<version>/vmlinux, initrd.cpio, base.qcow2, manifest.json    the image
  *   <name>-<version>/ready-<hw>.qcow2, state-<hw>.bin                   the booted machine, per hardware
  *   <name>-<version>/overlay-<hw>.qcow2                                 an empty overlay copied per task
- * The version hashes the recipe, the guest files and modules baked in, and the builder's own version
- * (raise it when the build itself changes), so any change builds a new image beside the old one.
+ * The version hashes the recipe, the guest files and modules baked in, the guest's eBPF program (as
+ * its generator writes it today) and the builder's own version (raise it when the build itself
+ * changes), so any change builds a new image beside the old one.
  */
-export const IMAGE_BUILDER_VERSION = 1;
+export const IMAGE_BUILDER_VERSION = 2;
 
 export interface ImageRecipe extends RootfsRecipe {
   name: string;
@@ -62,7 +64,7 @@ export class GuestImage {
 export async function imageVersion(recipe: ImageRecipe): Promise<string> {
   const guest = await guestFilesDigest(IMAGE_GUEST_FILES);
   return createHash('sha256')
-    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, builder: IMAGE_BUILDER_VERSION }))
+    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, tracer: recipe.packages.includes('bpftrace') ? guestTracerDigest() : null, builder: IMAGE_BUILDER_VERSION }))
     .digest('hex')
     .slice(0, 12);
 }

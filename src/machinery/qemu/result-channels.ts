@@ -5,17 +5,17 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_FILE } from '../../analysis/events.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
-import { EventDecoder } from '../linux/tracer/event-decoder.js';
 import { EventsWriter } from '../linux/tracer/events-writer.js';
 import { AnalysisUploads, type UploadLimits } from './analysis-uploads.js';
 import type { GuestMachine } from './guest-machine.js';
-import { StraceRecords } from './strace-records.js';
+import { GuestTraceDecoder } from './guest-trace.js';
 import { withTimeout } from './timeouts.js';
 import { UploadStream } from './upload-stream.js';
 
 /**
  * The host end of the guest's three result ports, read while the sample runs:
- *   trace  strace's output, kept raw in logs/strace.log and decoded into logs/events.jsonl
+ *   trace  the behaviour trace (bpftrace's output, or strace's: see guest-trace.ts), kept raw in
+ *          logs/trace.log and decoded into logs/events.jsonl
  *   log    the analyzer's and the sample's output: analysis.log (capped)
  *   files  dropped files and process dumps (upload-stream.ts)
  * What arrived is on the host already, whatever the sample does to the guest afterwards.
@@ -34,7 +34,7 @@ export interface ChannelSummary {
 }
 
 const QUIET_MS = 150;
-/** strace prints at most 256 bytes per string: a longer line is the guest's doing, not strace's. */
+/** The tracers print strings of at most 512 bytes: a longer line is the guest's doing, not theirs. */
 const MAX_LINE_CHARS = 1 << 20;
 
 export class ResultChannels {
@@ -48,8 +48,7 @@ export class ResultChannels {
   private constructor(
     private readonly sockets: Socket[],
     private readonly events: EventsWriter,
-    private readonly decoder: EventDecoder,
-    private readonly records: StraceRecords,
+    private readonly trace: GuestTraceDecoder,
     private readonly rawTrace: WriteStream,
     private readonly analysisLog: WriteStream,
     readonly uploads: AnalysisUploads,
@@ -58,15 +57,14 @@ export class ResultChannels {
 
   static async open(machine: GuestMachine, paths: AnalysisPaths, options: ResultChannelOptions): Promise<ResultChannels> {
     const events = await EventsWriter.open(join(paths.dir, EVENTS_FILE));
-    const decoder = new EventDecoder((event) => events.write(event));
-    const records = new StraceRecords((record) => decoder.record(record));
-    const rawTrace = createWriteStream(join(paths.logs, 'strace.log'));
+    const trace = new GuestTraceDecoder((event) => events.write(event));
+    const rawTrace = createWriteStream(join(paths.logs, 'trace.log'));
     const analysisLog = createWriteStream(paths.analysisLog, { flags: 'a' });
     const uploads = new AnalysisUploads(paths, options.uploads);
     const sockets = await Promise.all(
       (['trace', 'log', 'files'] as const).map((channel) => connectSocket(machine.channelSocket(channel)!)),
     );
-    const channels = new ResultChannels(sockets, events, decoder, records, rawTrace, analysisLog, uploads, options);
+    const channels = new ResultChannels(sockets, events, trace, rawTrace, analysisLog, uploads, options);
     channels.wire(sockets[0]!, sockets[1]!, sockets[2]!);
     return channels;
   }
@@ -99,8 +97,9 @@ export class ResultChannels {
     const lines = (this.pendingLine + chunk.toString('latin1')).split('\n');
     this.pendingLine = lines.pop() ?? '';
     if (this.pendingLine.length > MAX_LINE_CHARS) this.pendingLine = '';
-    // strace escapes every non-ASCII byte, so latin1 decoding loses nothing.
-    for (const line of lines) this.records.line(line);
+    // One char per byte: the parsers decode strings as UTF-8 themselves.
+    for (const line of lines) this.trace.line(line);
+    this.trace.releaseSettled();
     return this.rawTrace.write(chunk);
   }
 
@@ -119,19 +118,20 @@ export class ResultChannels {
 
   /**
    * Waits (at most `timeoutMs`) for the ports to fall quiet and, when the analyzer reported its end,
-   * for its last upload to arrive.
+   * for its last upload and the end of the eBPF trace to arrive.
    */
   async drain(timeoutMs: number, analyzerFinished: boolean): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     if (analyzerFinished) await withTimeout(this.uploads.done, timeoutMs);
+    if (analyzerFinished && this.trace.tracer === 'ebpf') await withTimeout(this.trace.finished, Math.max(0, deadline - Date.now()));
     while (Date.now() - this.lastData < QUIET_MS && Date.now() < deadline) await sleep(QUIET_MS / 3);
   }
 
   async close(): Promise<ChannelSummary> {
     for (const socket of this.sockets) socket.destroy();
-    if (this.pendingLine) this.records.line(this.pendingLine);
+    if (this.pendingLine) this.trace.line(this.pendingLine);
     this.pendingLine = '';
-    this.decoder.finish(Date.now() / 1000);
+    this.trace.end();
     this.uploads.abandon();
     await Promise.all([this.events.close(), endStream(this.rawTrace), endStream(this.analysisLog)]);
     return { events: this.events.count, uploads: this.uploads, warnings: [...this.warnings, ...this.uploads.warnings] };

@@ -16,7 +16,7 @@ import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { ANALYSIS_MAC, type Hardware } from './machine-args.js';
 import { ResultChannels, type ChannelSummary } from './result-channels.js';
 import { QemuScreenshots } from './screenshots.js';
-import { straceOptions } from './strace-records.js';
+import { straceOptions } from './guest-trace.js';
 import type { QemuSettings } from './settings.js';
 import { createTaskDisk } from './snapshot.js';
 

@@ -33,7 +33,11 @@ export class StraceParser {
   private readonly processOf = new Map<number, number>();
   private readonly seen = new Set<number>();
 
-  constructor(private readonly emit: (record: TraceRecord) => void) {}
+  /** `rootParent`: the pid of the traced program's parent (strace's), when known. */
+  constructor(
+    private readonly emit: (record: TraceRecord) => void,
+    private readonly rootParent = 0,
+  ) {}
 
   line(text: string): void {
     const match = /^(\d+)\s+(\d+\.\d+) (.*)$/.exec(text);
@@ -73,11 +77,11 @@ export class StraceParser {
     this.emit({ ts, tid, op: 'exit', code });
   }
 
-  /** The sample's first process is first seen without a parent. */
+  /** The sample's first process is first seen without a fork: its parent is strace. */
   private identify(ts: number, tid: number): void {
     if (this.seen.has(tid)) return;
     this.seen.add(tid);
-    this.emit({ ts, tid, op: 'identity', pid: this.processOf.get(tid) ?? tid, ppid: 0, comm: '' });
+    this.emit({ ts, tid, op: 'identity', pid: this.processOf.get(tid) ?? tid, ppid: this.rootParent, comm: '' });
   }
 
   private call(ts: number, tid: number, call: Call): void {

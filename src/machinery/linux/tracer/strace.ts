@@ -40,8 +40,12 @@ function straceSupportsSeccomp(): Promise<boolean> {
 
 /** The command prefix running a program under strace, writing its raw log to `rawPath`. */
 export function straceCommand(rawPath: string, seccomp: boolean): string[] {
+  return ['strace', ...straceArguments(seccomp), '-o', rawPath, '--'];
+}
+
+/** strace's options whose output `StraceParser` reads (without the output file and the command). */
+export function straceArguments(seccomp: boolean): string[] {
   return [
-    'strace',
     '-f',
     ...(seccomp ? ['--seccomp-bpf'] : []),
     '-ttt',
@@ -51,13 +55,10 @@ export function straceCommand(rawPath: string, seccomp: boolean): string[] {
     'raw',
     '-s',
     String(STRING_BYTES),
-    '-o',
-    rawPath,
     '-e',
     `trace=${STRACE_CALLS.join(',')}`,
     '-e',
     'signal=none',
-    '--',
   ];
 }
 
