@@ -42,6 +42,8 @@ export const configSchema = z.object({
       debug: z.boolean().default(false),
       /** Largest accepted upload in bytes, per file part. */
       upload_limit: z.number().int().positive().default(1024 ** 3 * 2),
+      /** Largest body of one /tasks/create/* request in bytes: all its files and fields together. */
+      request_limit: z.number().int().positive().default(1024 ** 3 * 4),
     })
     .prefault({}),
   paths: z

@@ -13,6 +13,7 @@ api:
   token: "${token}"  # Cuckoo's api_token: clients send "Authorization: Bearer <token>"; "" disables auth
   debug: false               # debug mode: enables GET /exit
   upload_limit: 2147483648   # largest accepted file, in bytes (answers 413 beyond it)
+  request_limit: 4294967296  # largest create request, all its files and fields together, in bytes (413 beyond it)
 
 paths:
   storage: storage           # storage/analyses/<id>/ and storage/binaries/<sha256>, relative to this folder

@@ -1,5 +1,6 @@
-import { open, rm } from 'node:fs/promises';
+import { open, unlink } from 'node:fs/promises';
 import { tooLarge } from '../errors.js';
+import { BufferRelease } from './buffer-release.js';
 import { type FileHashes, MultiHasher } from './hashing.js';
 
 export interface WriteLimits {
@@ -9,6 +10,8 @@ export interface WriteLimits {
   expectedMax?: number;
   /** Named in the too_large message. */
   what?: string;
+  /** The error for going over `limit` when it is not api.upload_limit. */
+  refusal?: () => Error;
 }
 
 /**
@@ -19,6 +22,7 @@ export async function writeHashedFile(source: AsyncIterable<Uint8Array>, path: s
   const bound = limits.expectedMax === undefined ? undefined : Math.min(limits.expectedMax, limits.limit);
   const hasher = new MultiHasher(bound);
   const file = await open(path, 'wx', 0o640);
+  const release = new BufferRelease();
   let written = 0;
   try {
     for await (const chunk of source) {
@@ -26,12 +30,13 @@ export async function writeHashedFile(source: AsyncIterable<Uint8Array>, path: s
       if (written > limits.limit) throw overLimit(limits, path);
       hasher.update(chunk);
       await file.write(chunk);
+      release.add(chunk.length);
     }
     await file.close();
     return hasher.digest();
   } catch (error) {
     await file.close().catch(() => undefined);
-    await rm(path, { force: true });
+    await removeFile(path);
     throw error;
   }
 }
@@ -45,14 +50,24 @@ export interface MultipartFileStream extends AsyncIterable<Uint8Array> {
 export async function saveFilePart(file: MultipartFileStream, path: string, limits: WriteLimits): Promise<FileHashes> {
   const hashes = await writeHashedFile(file, path, limits);
   if (file.truncated) {
-    await rm(path, { force: true });
+    await removeFile(path);
     throw overLimit(limits, path);
   }
   return hashes;
 }
 
 function overLimit(limits: WriteLimits, path: string) {
+  if (limits.refusal) return limits.refusal();
   return tooLarge(`${limits.what ?? 'The uploaded file'} is larger than the limit of ${limits.limit} bytes (api.upload_limit)`, {
     context: { path, limit: limits.limit },
   });
+}
+
+/** Removes one file if it is there; cheaper than rm(), which looks at the path first. */
+export async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }

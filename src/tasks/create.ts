@@ -82,7 +82,7 @@ export class TaskCreation {
   async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean }): Promise<number> {
     await this.checkMachineSelection(params);
     if (options.unique) await this.refuseKnownSample(this.ctx.stores.db, file.hashes.sha256);
-    const placed = await this.place({ ...file, fileType: await this.ctx.fileType.detect(file.path) });
+    const placed = await this.place({ ...file, fileType: await this.fileTypeOf(file) });
     const taskId = await this.writeRows([placed], async (trx) => {
       if (options.unique) await this.refuseKnownSample(trx, file.hashes.sha256);
       return this.insertFileTask(trx, placed, params, null);
@@ -142,6 +142,15 @@ export class TaskCreation {
     }
   }
 
+  /**
+   * A known sample keeps the type recorded when it was first stored (its row is never rewritten), so
+   * libmagic is only asked about content not seen before.
+   */
+  private async fileTypeOf(file: StagedFile): Promise<string> {
+    const known = await this.ctx.stores.samples.findBySha256(file.hashes.sha256);
+    return known?.file_type ?? this.ctx.fileType.detect(file.path);
+  }
+
   private async refuseKnownSample(db: Db, sha256: string): Promise<void> {
     const sample = await this.ctx.stores.samples.findBySha256(sha256, db);
     if (sample && (await this.ctx.stores.tasks.anyTaskOfSample(sample.id, db))) {
@@ -182,7 +191,7 @@ export class TaskCreation {
 
   /** An archive becomes its files (refusals become errors); any other file stays one item. */
   private async expand(file: StagedFile, workDir: string, errors: string[]): Promise<SubmitItem[]> {
-    const fileType = await this.ctx.fileType.detect(file.path);
+    const fileType = await this.fileTypeOf(file);
     const kind = archiveKindOf(fileType);
     const { archives } = this.ctx.config;
     if (kind === undefined || archives.max_depth === 0) return [{ kind: 'file', file: { ...file, fileType } }];
@@ -258,6 +267,8 @@ export class TaskCreation {
   }
 
   private async ensureBinary(file: PlacedFile): Promise<void> {
+    // Only a binary this request created is certain to be there: it is not discarded once a row refers to it.
+    if (file.createdBinary) return;
     const present = await stat(file.binary).then(() => true, () => false);
     if (!present) await linkOrCopy(file.target, file.binary);
   }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app.js';
 import { invalidInput, tooLarge } from '../../errors.js';
-import { saveFilePart } from '../../storage/upload.js';
+import { removeFile, saveFilePart } from '../../storage/upload.js';
+import { RequestBudget } from '../request-budget.js';
 import { type StagedFile, TaskCreation } from '../../tasks/create.js';
 import { classifyString, FormFields, parseBoolean, parseTaskParams, parseUrl, stringLines, uploadBaseName } from '../params.js';
 import { Registrar } from './registrar.js';
@@ -104,22 +104,24 @@ async function withForm<T>(
     return path;
   };
   try {
+    const budget = new RequestBudget(ctx.config.api.request_limit, ctx.config.api.upload_limit);
+    budget.checkDeclared(contentLength(request));
     const form = request.isMultipart()
-      ? await readMultipart(ctx, request, options, stagingPath)
+      ? await readMultipart(request, options, budget, stagingPath)
       : { fields: bodyFields(request), files: [] };
     return await use(form);
   } catch (error) {
     abandonBody(request, reply);
     throw error;
   } finally {
-    await Promise.all(staged.map((path) => rm(path, { force: true })));
+    await Promise.all(staged.map(removeFile));
   }
 }
 
 async function readMultipart(
-  ctx: AppContext,
   request: FastifyRequest,
   options: FormOptions,
+  budget: RequestBudget,
   stagingPath: () => string,
 ): Promise<ReceivedForm> {
   const fields = new FormFields();
@@ -127,21 +129,20 @@ async function readMultipart(
   for await (const part of request.parts()) {
     if (part.type === 'field') {
       if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
-      fields.add(part.fieldname, String(part.value));
+      const value = String(part.value);
+      budget.take(Buffer.byteLength(value));
+      fields.add(part.fieldname, value);
       continue;
     }
     if (!options.fileFields.includes(part.fieldname) || files.length >= options.maxFiles) {
-      for await (const _chunk of part.file) {
-        // Not a file this endpoint reads: let it pass.
-      }
+      // Not a file this endpoint reads: let it pass.
+      for await (const chunk of part.file) budget.take((chunk as Buffer).length);
       continue;
     }
     const name = uploadBaseName(part.filename);
     const path = stagingPath();
-    const hashes = await saveFilePart(part.file, path, {
-      limit: ctx.config.api.upload_limit,
-      expectedMax: contentLength(request),
-    });
+    const hashes = await saveFilePart(part.file, path, budget.fileLimits(contentLength(request)));
+    budget.take(hashes.size);
     files.push({ field: part.fieldname, path, name, hashes });
   }
   return { fields, files };
