@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { startTestPostgres, type TestPostgres } from './helpers/postgres.js';
 import { form, startTestServer, type TestServer } from './helpers/server.js';
 
 /** Cached answers must never be stale: every write, through any path, is seen by the next read. */
@@ -59,5 +61,81 @@ describe('response cache', () => {
     } finally {
       await secured.close();
     }
+  });
+});
+
+/** On PostgreSQL, other nodes write too: their commits reach this node as notifications. */
+describe('response cache on PostgreSQL', () => {
+  let database: TestPostgres;
+  let server: TestServer;
+  /** Another node's connection, writing behind this node's back. */
+  let otherNode: pg.Client;
+  before(async () => {
+    database = startTestPostgres();
+    server = await startTestServer({ database: { connection: database.url } });
+    otherNode = new pg.Client({ connectionString: database.url });
+    await otherNode.connect();
+  });
+  after(async () => {
+    await otherNode?.end();
+    await server?.close();
+    database?.stop();
+  });
+
+  const createUrlTask = async () => {
+    const { status, body } = await server.json<{ task_id: number }>('/tasks/create/url', { method: 'POST', body: form({ url: 'http://b.example/' }) });
+    assert.equal(status, 200);
+    return body.task_id;
+  };
+
+  const statusSeen = async (id: number) => (await server.json(`/tasks/view/${id}`)).body.task.status as string;
+
+  it('caches: an unnotified change stays unseen, the next notified one shows both', async () => {
+    const id = await createUrlTask();
+    assert.equal(await statusSeen(id), 'pending');
+    assert.notEqual(server.ctx.dataChangeToken(), undefined);
+    // With the trigger off, this write sends no notification, so a cached answer cannot know of it.
+    await otherNode.query('ALTER TABLE tasks DISABLE TRIGGER tasks_changed');
+    await otherNode.query("UPDATE tasks SET status = 'running' WHERE id = $1", [id]);
+    await otherNode.query('ALTER TABLE tasks ENABLE TRIGGER tasks_changed');
+    assert.equal(await statusSeen(id), 'pending', 'served from the cache');
+    await otherNode.query("UPDATE tasks SET owner = 'other node' WHERE id = $1", [id]);
+    const deadline = Date.now() + 5000;
+    while ((await statusSeen(id)) !== 'running') {
+      assert.ok(Date.now() < deadline, 'the other node\'s write was not seen within 5 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal((await server.json(`/tasks/view/${id}`)).body.task.owner, 'other node');
+  });
+
+  it("sees this node's own writes at once", async () => {
+    const before = (await server.json('/tasks/list')).body.tasks.length;
+    const id = await createUrlTask();
+    assert.equal((await server.json('/tasks/list')).body.tasks.length, before + 1);
+    await server.ctx.stores.tasks.update(id, { status: 'reported' });
+    assert.equal(await statusSeen(id), 'reported');
+    assert.equal((await server.fetch(`/tasks/delete/${id}`)).status, 200);
+    assert.equal((await server.json(`/tasks/view/${id}`)).status, 404);
+  });
+
+  it('caches nothing while the listening connection is down, and resumes after reconnecting', async () => {
+    const id = await createUrlTask();
+    await statusSeen(id);
+    await otherNode.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN nestbox_data_changed'");
+    const down = Date.now() + 5000;
+    while (server.ctx.dataChangeToken() !== undefined) {
+      assert.ok(Date.now() < down, 'the lost connection was not noticed');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await otherNode.query('ALTER TABLE tasks DISABLE TRIGGER tasks_changed');
+    await otherNode.query("UPDATE tasks SET status = 'running' WHERE id = $1", [id]);
+    await otherNode.query('ALTER TABLE tasks ENABLE TRIGGER tasks_changed');
+    assert.equal(await statusSeen(id), 'running', 'no cache without a token');
+    const up = Date.now() + 10_000;
+    while (server.ctx.dataChangeToken() === undefined) {
+      assert.ok(Date.now() < up, 'did not listen again');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(await statusSeen(id), 'running');
   });
 });

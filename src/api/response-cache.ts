@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
  * Pipelines poll `/tasks/view/<id>` and `/tasks/list` while they wait for results. Answers that come
  * only from the database are kept, keyed by URL and JSON style, and served again for as long as the
  * database's change token is the same; any write makes every entry stale. Without a change token
- * (PostgreSQL shared by several nodes) nothing is cached.
+ * (a PostgreSQL node whose listening connection is down) nothing is cached.
  */
 const CACHEABLE = /^(?:\/v1)?\/(?:tasks\/(?:view|list|sample)|files\/view|machines\/(?:list|view))(?:\/|$|\?)/;
 const MAX_ENTRIES = 2000;

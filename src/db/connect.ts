@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { NestboxError } from '../errors.js';
+import { ChangeListener } from './change-listener.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -13,11 +14,13 @@ export interface DatabaseHandle {
   db: Kysely<Database>;
   kind: DatabaseKind;
   /**
-   * Changes whenever the stored data may have changed (any write by this process, or by another
-   * process on the same SQLite file). Undefined where that cannot be known cheaply (PostgreSQL with
-   * other nodes writing), which turns response caching off.
+   * Changes whenever the stored data may have changed: any write by this process, or by another
+   * process on the same SQLite file or PostgreSQL database (see ChangeListener). Undefined while that
+   * cannot be known, which turns response caching off.
    */
   changeToken(): string | undefined;
+  /** Runs once the schema is up to date. */
+  start?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,11 +29,11 @@ export interface DatabaseHandle {
  * to date.
  */
 export async function openDatabase(connection: string, home: string): Promise<DatabaseHandle> {
-  const handle = connection.startsWith('postgres://') || connection.startsWith('postgresql://')
-    ? openPostgres(connection)
-    : openSqlite(sqlitePath(connection, home));
+  const postgres = connection.startsWith('postgres://') || connection.startsWith('postgresql://');
+  const handle = postgres ? openPostgres(connection) : openSqlite(sqlitePath(connection, home));
   try {
     await migrate(handle.db);
+    await handle.start?.();
   } catch (error) {
     await handle.close();
     throw error;
@@ -87,10 +90,22 @@ function withStatementCache(sqlite: BetterSqlite3.Database, writes: { count: num
 
 const STATEMENT_CACHE_SIZE = 500;
 
-function openPostgres(connection: string): DatabaseHandle {
+function openPostgres(connection: string): DatabaseHandle & { start(): Promise<void> } {
   const pool = new pg.Pool({ connectionString: connection, max: 10 });
+  const changes = new ChangeListener(connection);
+  changes.watchWrites(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', changeToken: () => undefined, close: () => db.destroy() };
+  return {
+    db,
+    kind: 'postgres',
+    changeToken: () => changes.token(),
+    // The triggers that notify are made by the migrations, so listening starts after them.
+    start: () => changes.start(),
+    async close() {
+      await changes.close();
+      await db.destroy();
+    },
+  };
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as changeNotify from './0002-change-notify.js';
 
 /** Versioned migrations, applied in name order. Add new ones at the end; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-change-notify': changeNotify,
 };
 
 export const migrationProvider: MigrationProvider = {
