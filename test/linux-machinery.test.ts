@@ -3,12 +3,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
 import type { Machinery } from '../src/machinery/types.js';
 import { isNestboxError } from '../src/errors.js';
 import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
-import { assertNothingLeft, leftoversOf, runInMachine, runningMachineIds, sampleOutput, testMachinery, workDir } from './linux-support.js';
+import { assertNothingLeft, closeTestMachineries, leftoversOf, runInMachine, runningMachineIds, sampleOutput, testMachinery, workDir } from './linux-support.js';
 
 /**
  * The linux machinery as the scheduler uses it (start -> run -> stop -> collect -> destroy) with the real
@@ -17,6 +17,8 @@ import { assertNothingLeft, leftoversOf, runInMachine, runningMachineIds, sample
  */
 
 describe('linux machinery', () => {
+  // Spare networks and waiting tracers of every machinery made here must not outlive the tests.
+  after(closeTestMachineries);
   let machinery: Machinery;
   before(async () => {
     machinery = testMachinery();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
 import type { Machinery } from '../src/machinery/types.js';
-import { assertNothingLeft, runInMachine, sampleOutput, testMachinery, workDir } from './linux-support.js';
+import { assertNothingLeft, closeTestMachineries, runInMachine, sampleOutput, testMachinery, workDir } from './linux-support.js';
 
 /**
  * The sandbox of the linux machinery on this host, for real: the guest root, user/pid/mount/uts/ipc/
@@ -15,6 +15,8 @@ import { assertNothingLeft, runInMachine, sampleOutput, testMachinery, workDir }
  * Every containment check is something a sample tries that must fail, asserted from both sides.
  */
 describe('linux machine sandbox', () => {
+  // Spare networks and waiting tracers of every machinery made here must not outlive the tests.
+  after(closeTestMachineries);
   let machinery: Machinery;
   before(async () => {
     machinery = testMachinery({ memory_mb: 256, pids_max: 64, disk_mb: 32 });

@@ -12,8 +12,8 @@ import { AnalysisPaths } from '../src/storage/layout.js';
 import type { MachineRow } from '../src/db/schema.js';
 
 /**
- * Shared by the linux-* tests: a real linux machinery (real guest root, namespaces, cgroups, overlay,
- * task network) and checks that a machine left nothing behind on the host.
+ * Shared by the linux-* tests and the machine benchmark: a real linux machinery (real guest root,
+ * namespaces, cgroups, overlay, task network) and checks that a machine left nothing behind on the host.
  */
 export const log = pino({ level: process.env.NESTBOX_TEST_LOG ?? 'silent' });
 
@@ -21,8 +21,18 @@ export function testConfig(settings: Partial<LinuxSettings> = {}): Config {
   return configSchema.parse({ machines: [{ name: 'linux1', settings: { tracing: false, screenshots: false, ...settings } }] });
 }
 
+const made: LinuxMachinery[] = [];
+
+/** A machinery as the service makes it (it keeps a spare network and tracer ready); end it with closeTestMachineries(). */
 export function testMachinery(settings: Partial<LinuxSettings> = {}, parts: Partial<LinuxMachineryParts> = {}): LinuxMachinery {
-  return createLinuxMachinery(testConfig(settings), log, parts);
+  const machinery = createLinuxMachinery(testConfig(settings), log, parts);
+  made.push(machinery);
+  return machinery;
+}
+
+/** Ends what every machinery made here keeps ready between tasks, as the service does when it stops. */
+export async function closeTestMachineries(): Promise<void> {
+  for (const machinery of made.splice(0)) await machinery.close();
 }
 
 export const workDir = mkdtempSync(join(tmpdir(), 'nestbox-linux-test-'));
@@ -37,8 +47,8 @@ export interface RunOutcome {
   log: string;
   /** Lines of files.json. */
   files: Array<{ path: string; filepath: string | null; pids: number[] }>;
-  /** Milliseconds spent in start, run, and stop+collect+destroy. */
-  timings: { start: number; run: number; teardown: number };
+  /** Milliseconds spent in each step of the machine's life; teardown is stop + collect + destroy. */
+  timings: { start: number; run: number; stop: number; collect: number; destroy: number; teardown: number };
 }
 
 export interface RunOptions extends Partial<Omit<AnalysisRequest, 'paths' | 'machine' | 'log' | 'samplePath'>> {
@@ -97,14 +107,17 @@ export async function runInMachine(machinery: Machinery, options: RunOptions = {
     const result = await running;
     const run = lap();
     await session.stop();
+    const stop = lap();
     await session.collect();
+    const collect = lap();
     await session.destroy();
-    const teardown = lap();
+    const destroy = lap();
     const analysisLog = existsSync(paths.analysisLog) ? readFileSync(paths.analysisLog, 'utf8') : '';
     const files = existsSync(paths.filesJson)
       ? readFileSync(paths.filesJson, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line))
       : [];
-    return { result, paths, machineId, log: analysisLog, files, timings: { start, run, teardown } };
+    const timings = { start, run, stop, collect, destroy, teardown: stop + collect + destroy };
+    return { result, paths, machineId, log: analysisLog, files, timings };
   } finally {
     await session.destroy();
   }

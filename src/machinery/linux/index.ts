@@ -10,9 +10,9 @@ import { runCommand } from './command.js';
 import type { CreateTaskNetwork, Tracer } from './contracts.js';
 import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
-import { cleanupStaleNetworks, createTaskNetwork } from './network/index.js';
+import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from './network/index.js';
 import { createTracer, type BehaviourTracer } from './tracer/index.js';
-import { isMachineId } from './machine-id.js';
+import { isMachineId, machineId } from './machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
 import { ownerIsAlive } from './ownership.js';
 import { supportsDisableUserns } from './sandbox.js';
@@ -41,7 +41,7 @@ const REQUIRED_TOOLS = ['bwrap', 'nsenter', 'unshare', 'mount', 'umount', 'tar',
  * machine's life and platform-notes.md for what the host offers.
  */
 export interface LinuxMachinery extends Machinery {
-  /** Ends what the machinery keeps ready between tasks (the tracer's waiting eBPF program). */
+  /** Ends what the machinery keeps ready between tasks (the tracer's waiting eBPF program, the spare network). */
   close(): Promise<void>;
 }
 
@@ -80,6 +80,7 @@ export function createLinuxMachinery(config: Config, log: Logger, parts: Partial
       for (const context of contexts.values()) {
         const tracer = await context.then((ready) => ready.tracer).catch(() => undefined);
         if (tracer && 'close' in tracer) await (tracer as BehaviourTracer).close();
+        await context.then((ready) => ready.spareNetwork?.close()).catch(() => undefined);
       }
     },
     async cleanupStale() {
@@ -107,6 +108,9 @@ async function prepareMachine(
   const tracer = settings.tracing ? (parts.createTracer ?? createTracer)(log) : undefined;
   // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
   if (tracer && 'prepare' in tracer) void (tracer as BehaviourTracer).prepare();
+  // The first task's network is made ahead too (for the default route); each next one while the machine idles.
+  const spareNetwork = parts.createTaskNetwork ? undefined : new SpareNetwork(() => machineId(0), log);
+  spareNetwork?.refill(config.routing.default_route);
   const machine = config.machines.find((candidate) => candidate.name === name);
   log.info({ machine: name, guestRoot, cgroups: cgroupLayout.kind }, 'linux machine ready');
   return {
@@ -120,6 +124,7 @@ async function prepareMachine(
     internetInterface: config.routing.internet_interface,
     archivePasswords: config.archives.passwords,
     createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
+    ...(spareNetwork ? { spareNetwork } : {}),
     ...(tracer ? { tracer } : {}),
   };
 }

@@ -16,6 +16,7 @@ import type { CreateTaskNetwork, TaskNetwork, Tracer, TracerSession } from './co
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
 import { GUEST_INIT_PATH, GUEST_INIT_REAL_PATH } from './guest-init.js';
 import { machineId } from './machine-id.js';
+import type { PreparedNetwork, SpareNetwork } from './network/index.js';
 import { ensureRegularFiles, hostPathInMachine, writeInMachine } from './machine-path.js';
 import { dumpProcessMemory } from './memory-dump.js';
 import { MachineDisk } from './overlay.js';
@@ -40,6 +41,8 @@ export interface MachineContext {
   internetInterface: string;
   archivePasswords: string[];
   createTaskNetwork: CreateTaskNetwork;
+  /** A network made ahead for the next task, when the machinery keeps one. */
+  spareNetwork?: SpareNetwork;
   tracer?: Tracer;
 }
 
@@ -90,6 +93,8 @@ export class LinuxSession implements MachineSession {
     private readonly request: AnalysisRequest,
     readonly id: string,
     readonly dir: string,
+    /** The spare network this machine was given, until it is handed over. */
+    private prepared: PreparedNetwork | null,
   ) {
     this.log = request.log.child({ machine: id });
     this.disk = new MachineDisk(dir);
@@ -99,12 +104,19 @@ export class LinuxSession implements MachineSession {
 
   /** Starts a clean machine for the request; on failure everything created so far is removed. */
   static async start(context: MachineContext, request: AnalysisRequest): Promise<LinuxSession> {
-    const id = machineId(request.taskId);
+    // A network made ahead names the machine, so everything of one machine carries one id.
+    const prepared = (await context.spareNetwork?.take(request.route)) ?? null;
+    const id = prepared?.id ?? machineId(request.taskId);
     const dir = join(context.settings.run_dir, id);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await recordOwner(dir, request.taskId);
-    request.paths.create();
-    const session = new LinuxSession(context, request, id, dir);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await recordOwner(dir, request.taskId);
+      request.paths.create();
+    } catch (error) {
+      await prepared?.discard();
+      throw error;
+    }
+    const session = new LinuxSession(context, request, id, dir, prepared);
     try {
       await session.setUp();
       return session;
@@ -125,13 +137,7 @@ export class LinuxSession implements MachineSession {
     // destroy() knows of everything made.
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
     const [network, ...others] = await Promise.allSettled([
-      this.context.createTaskNetwork({
-        id: this.id,
-        route: request.route,
-        internetInterface: this.context.internetInterface,
-        pcapPath: request.paths.pcap,
-        log: this.log,
-      }),
+      this.takeNetwork(),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
       this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent }),
     ]);
@@ -144,6 +150,21 @@ export class LinuxSession implements MachineSession {
     mark('sample placed');
     // Xvfb takes about 0.15 s to be ready: it starts now, and only samples that need it wait for it.
     this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
+  }
+
+  /** The spare network, handed over (it removes itself if that fails), or one made now. */
+  private takeNetwork(): Promise<TaskNetwork> {
+    const { request } = this;
+    const prepared = this.prepared;
+    this.prepared = null;
+    if (prepared) return prepared.handOver(request.paths.pcap);
+    return this.context.createTaskNetwork({
+      id: this.id,
+      route: request.route,
+      internetInterface: this.context.internetInterface,
+      pcapPath: request.paths.pcap,
+      log: this.log,
+    });
   }
 
   /**
@@ -527,11 +548,13 @@ export class LinuxSession implements MachineSession {
       }
     };
     await step('stop', () => this.stop());
-    await step('network', async () => this.network?.close());
+    await step('network', async () => (this.network ? this.network.close() : this.prepared?.discard()));
     await step('unmount', () => this.disk.unmount());
     await step('cgroups', () => this.cgroups.remove());
     await step('run folder', () => rm(this.dir, { recursive: true, force: true }));
     await this.analysisLog.close();
+    // The machine is idle now: the next task's network is made meanwhile.
+    this.context.spareNetwork?.refill(this.request.route);
   }
 
   private warn(message: string): void {

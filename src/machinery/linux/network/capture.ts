@@ -9,8 +9,13 @@ import { internal } from '../../../errors.js';
  * The task's full capture: tcpdump on the gateway side of the machine's link, where packets still carry
  * the addresses the sample used (the fake internet's DNAT happens after). tcpdump writes the pcap to its
  * stdout and we write the file, so tcpdump can drop to its own user and still fill a root-owned folder.
+ *
+ * A capture can start before its task is known (a network prepared ahead): its output waits in the pipe
+ * until writeTo() names the file, and nothing is lost meanwhile.
  */
 export interface Capture {
+  /** Writes the pcap (from its first byte) to pcapPath from now on; throws when the file cannot be written. */
+  writeTo(pcapPath: string): void;
   /** Writes every packet seen so far to the pcap and ends the capture; safe to call more than once. */
   stop(): Promise<CaptureStats>;
 }
@@ -23,7 +28,6 @@ export interface CaptureStats {
 export interface CaptureOptions {
   netns: string;
   interfaceName: string;
-  pcapPath: string;
   log: Logger;
 }
 
@@ -38,17 +42,14 @@ const BUFFER_KIB = 32 * 1024;
 const QUIET_MS = 60;
 const MAX_SETTLE_MS = 1_000;
 
-export async function startCapture({ netns, interfaceName, pcapPath, log }: CaptureOptions): Promise<Capture> {
-  const file = openPcap(pcapPath);
-  file.on('error', (error) => log.error({ err: error, pcapPath }, 'writing the capture failed'));
+export async function startCapture({ netns, interfaceName, log }: CaptureOptions): Promise<Capture> {
   const child = spawn(
     'ip',
     ['netns', 'exec', netns, 'tcpdump', '-i', interfaceName, '-n', '-s', '0', '-B', String(BUFFER_KIB), '--immediate-mode', '-U', '-w', '-'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  child.stdout.pipe(file);
+  let file: WriteStream | null = null;
   let lastData = Date.now();
-  child.stdout.on('data', () => (lastData = Date.now()));
   const stderr = collect(child);
   const exited = new Promise<void>((resolve) => {
     child.once('close', () => resolve());
@@ -61,18 +62,27 @@ export async function startCapture({ netns, interfaceName, pcapPath, log }: Capt
     await exited;
     throw error;
   }
-  log.debug({ netns, interfaceName, pcapPath }, 'capture started');
+  log.debug({ netns, interfaceName }, 'capture started');
 
   let stopping: Promise<CaptureStats> | undefined;
   return {
+    writeTo(pcapPath) {
+      if (file) throw internal('the capture is already being written', { context: { pcapPath, netns } });
+      file = openPcap(pcapPath);
+      file.on('error', (error) => log.error({ err: error, pcapPath }, 'writing the capture failed'));
+      child.stdout.on('data', () => (lastData = Date.now()));
+      child.stdout.pipe(file);
+    },
     stop: () =>
       (stopping ??= (async () => {
-        await settle(() => lastData);
+        if (file) await settle(() => lastData);
+        // A capture never written anywhere is read to its end, so tcpdump is not left blocked on its pipe.
+        else child.stdout.resume();
         child.kill('SIGINT');
         await exited;
-        await finished(file);
+        if (file) await finished(file);
         const stats = parseStats(stderr.text());
-        if (stats.droppedByKernel) log.warn({ pcapPath, ...stats }, 'capture lost packets');
+        if (stats.droppedByKernel) log.warn({ netns, ...stats }, 'capture lost packets');
         return stats;
       })()),
   };

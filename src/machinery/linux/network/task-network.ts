@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
 import { conflict, invalidInput } from '../../../errors.js';
 import type { CreateTaskNetwork, TaskNetwork, TaskNetworkOptions } from '../contracts.js';
 import { allocateAddresses, type TaskAddresses } from './addressing.js';
@@ -16,10 +17,27 @@ import { checkInternetInterface, connectUplink, disconnectUplink, hostResolver }
  * One task's network: the machine's namespace, its own gateway namespace (one pair per task, so tasks
  * share nothing and cannot reach each other), the route's rules, the capture and, for inetsim, the fake
  * internet. Whatever fails half-way is undone before the error is thrown.
+ *
+ * A network can be prepared before its task (prepareTaskNetwork): it is the same fresh network, made
+ * while the machine is idle, that no process has used yet; handing it over names where its capture goes.
  */
 const ROUTES: readonly GatewayRoute[] = ['inetsim', 'none', 'drop', 'internet'];
 
-export const createTaskNetwork: CreateTaskNetwork = async (options) => {
+export type PrepareOptions = Omit<TaskNetworkOptions, 'pcapPath'>;
+
+/** A task network made ahead of its task: everything but where its capture is written. */
+export interface PreparedNetwork {
+  readonly id: string;
+  readonly route: GatewayRoute;
+  /** Gives the network to its task: the capture writes to pcapPath; on failure the network is removed. */
+  handOver(pcapPath: string): Promise<TaskNetwork>;
+  /** Removes a network no task will use. */
+  discard(): Promise<void>;
+}
+
+export const createTaskNetwork: CreateTaskNetwork = async (options) => (await prepareTaskNetwork(options)).handOver(options.pcapPath);
+
+export async function prepareTaskNetwork(options: PrepareOptions): Promise<PreparedNetwork> {
   const started = performance.now();
   const route = checkRoute(options);
   const names = taskNames(options.id);
@@ -38,10 +56,25 @@ export const createTaskNetwork: CreateTaskNetwork = async (options) => {
   }
   const setupMs = Math.round(performance.now() - started);
   options.log.info({ id: names.id, route, guest: addresses.guest, setupMs }, 'task network ready');
-  return network(parts, options);
-};
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= timedTeardown(parts, options.log));
+  return {
+    id: names.id,
+    route,
+    async handOver(pcapPath) {
+      try {
+        parts.capture!.writeTo(pcapPath);
+      } catch (error) {
+        await close();
+        throw error;
+      }
+      return network(parts, close);
+    },
+    discard: close,
+  };
+}
 
-function checkRoute(options: TaskNetworkOptions): GatewayRoute {
+function checkRoute(options: PrepareOptions): GatewayRoute {
   const route = options.route as GatewayRoute;
   if (!ROUTES.includes(route)) {
     throw invalidInput(`unknown route ${JSON.stringify(options.route)}: use one of ${ROUTES.join(', ')}`, {
@@ -61,7 +94,7 @@ interface Parts {
   fakeInternet: FakeInternet | null;
 }
 
-async function build(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+async function build(parts: Parts, options: PrepareOptions): Promise<void> {
   const { names, addresses, route } = parts;
   const tls = route === 'inetsim' ? fakeTlsMaterial() : null;
   // Its failure is reported through `serving` below; this only keeps it from counting as unhandled meanwhile.
@@ -73,12 +106,7 @@ async function build(parts: Parts, options: TaskNetworkOptions): Promise<void> {
   const wiredAndCapturing = (async () => {
     await wireNamespaces({ names, addresses, withUplink: route === 'internet', gatewayRules: rules });
     if (route === 'internet') await connectUplink(names, addresses, options.internetInterface);
-    parts.capture = await startCapture({
-      netns: names.gatewayNetns,
-      interfaceName: GATEWAY_INTERFACE,
-      pcapPath: options.pcapPath,
-      log: options.log,
-    });
+    parts.capture = await startCapture({ netns: names.gatewayNetns, interfaceName: GATEWAY_INTERFACE, log: options.log });
   })();
   const serving = tls?.then(async (material) => {
     parts.fakeInternet = await startFakeInternet({ netns: names.gatewayNetns, tls: material, log: options.log });
@@ -87,26 +115,25 @@ async function build(parts: Parts, options: TaskNetworkOptions): Promise<void> {
   for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
-function network(parts: Parts, options: TaskNetworkOptions): TaskNetwork {
-  let closing: Promise<void> | undefined;
+function network(parts: Parts, close: () => Promise<void>): TaskNetwork {
   return {
     netnsName: parts.names.machineNetns,
     netnsPath: netnsPath(parts.names.machineNetns),
     guestAddress: parts.addresses.guest,
     gatewayAddress: parts.addresses.gateway,
     route: parts.route,
-    close: () => (closing ??= timedTeardown(parts, options)),
+    close,
   };
 }
 
-async function timedTeardown(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+async function timedTeardown(parts: Parts, log: Logger): Promise<void> {
   const started = performance.now();
-  await teardown(parts, options);
-  options.log.info({ id: parts.names.id, teardownMs: Math.round(performance.now() - started) }, 'task network removed');
+  await teardown(parts, { log });
+  log.info({ id: parts.names.id, teardownMs: Math.round(performance.now() - started) }, 'task network removed');
 }
 
 /** Capture first, so it holds everything up to the end; then the services, the uplink and the namespaces. */
-async function teardown(parts: Parts, options: TaskNetworkOptions): Promise<void> {
+async function teardown(parts: Parts, options: { log: Logger }): Promise<void> {
   const problems: unknown[] = [];
   const attempt = async (step: () => Promise<unknown>) => step().catch((error: unknown) => problems.push(error));
   if (parts.capture) await attempt(() => parts.capture!.stop());

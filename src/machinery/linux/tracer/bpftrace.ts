@@ -349,6 +349,8 @@ export class BpftraceProgram {
         timeoutMs,
       );
       this.changes.on('change', check);
+      // Asked at once, not a poll interval later: arming is on the path to the sample's first instruction.
+      poke();
       check();
     });
   }
