@@ -90,7 +90,10 @@ export function tracepointsOf(script: string): string[] {
 
 class ScriptWriter {
   private readonly probes: string[] = [];
-  /** The cgroup id is compared before anything else: for every other process on the host that is all the work done. */
+  /**
+   * The cgroup id is compared before anything else but the call's own arguments: for every other
+   * process on the host that is all the work done.
+   */
   private readonly cg = 'cgroup == @cg';
   private nextId = 1;
 
@@ -443,8 +446,9 @@ class ScriptWriter {
       const type = slot.startsWith('p') ? 'uint64' : 'int64';
       return value === undefined ? `(${type})0` : `(${type})${value}`;
     });
-    const when = options.when ? ` && ${options.when}` : '';
-    this.add(`tracepoint:syscalls:sys_enter_${syscall}`, `${this.cg}${when}`, `@a[tid] = (${id}, ${tuple.join(', ')});`);
+    // A condition on the call's own arguments is cheaper than the cgroup's lookup, so it goes first.
+    const predicate = options.when ? `${options.when} && ${this.cg}` : this.cg;
+    this.add(`tracepoint:syscalls:sys_enter_${syscall}`, predicate, `@a[tid] = (${id}, ${tuple.join(', ')});`);
     const prologue = options.quiet ? '$r = args->ret; $v = @a[tid];' : `$t = nsecs; $r = args->ret; $v = @a[tid];${IDENTIFY}`;
     this.add(`tracepoint:syscalls:sys_exit_${syscall}`, `${this.cg} && @a[tid].0 == ${id}`, `${prologue}
   ${exitBody}`);
