@@ -90,7 +90,8 @@ machines:                    # analysis machines; kind linux needs no VM image
   #     screenshots: true
   #     screenshot_interval: 1               # seconds
   #     collect_grace: 30                    # seconds past the timeout for the guest's uploads
-  #     boot_timeout: 300                    # seconds a first boot may take
+  #     boot_timeout: 300                    # seconds a first boot (or a reboot task's boot) may take
+  #     reboot_state_mb: 64                  # end state (disk overlay) kept for reboot tasks up to this size
   #     log_limit_bytes: 1048576             # analysis.log size limit
   #     max_uploads: 200                     # dropped files and process dumps per task
   #     max_upload_mb: 256                   # per upload

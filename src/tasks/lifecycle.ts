@@ -140,8 +140,9 @@ export async function rereportTask(ctx: LifecycleContext, taskId: number): Promi
 /**
  * Queues a task that runs the same sample again, starting from the end state of the original analysis
  * (`reboot_of`). As in Cuckoo: category file, custom = the original id, default timeout and priority,
- * no options, machine or tags; unlike Cuckoo it keeps the package, platform and owner, and refuses (409)
- * an original whose analysis has not ended, since there is no end state to start from yet.
+ * no options or tags; unlike Cuckoo it keeps the package, platform and owner, runs on the machine the
+ * original ran on, and refuses (409) an original whose analysis has not ended, since there is no end
+ * state to start from yet.
  */
 export async function rebootTask(ctx: LifecycleContext, taskId: number): Promise<number> {
   const task = await ctx.stores.tasks.get(taskId);
@@ -151,6 +152,8 @@ export async function rebootTask(ctx: LifecycleContext, taskId: number): Promise
     });
   }
   refuseUnfinished(task, 'rebooted');
+  // The end state lives where the original ran (a linux tar or a qemu disk): the reboot runs there too.
+  const ranOn = (await ctx.stores.tasks.guestsOf([task.id])).get(task.id)?.name ?? '';
   return ctx.stores.tasks.insert({
     target: task.target,
     category: 'file',
@@ -158,7 +161,7 @@ export async function rebootTask(ctx: LifecycleContext, taskId: number): Promise
     priority: 1,
     custom: String(task.id),
     owner: task.owner,
-    machine: '',
+    machine: ranOn,
     package: task.package,
     platform: task.platform,
     tags: encodeList([]),

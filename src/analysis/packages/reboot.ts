@@ -5,7 +5,7 @@ import type { AnalysisPackage } from './types.js';
  * boot would start: rc.local, @reboot cron entries, init scripts and systemd services enabled for boot,
  * XDG autostart entries, and a login shell (profile and bashrc).
  */
-const BOOT_SCRIPT = String.raw`
+export const BOOT_SCRIPT = String.raw`
 run() { sh -c "$1" >/dev/null 2>&1 & }
 [ -x /etc/rc.local ] && /etc/rc.local &
 for tab in /etc/crontab /etc/cron.d/*; do

@@ -22,8 +22,11 @@ export async function runWithAgentOnly(agent: AgentClient, request: AnalysisRequ
   const windows = (await agent.system()) === 'Windows';
   if (network && !windows) await agent.execute(linuxNetworkCommand(network), { shell: true });
   if (network && windows) warnings.push('the Windows guest keeps the address it has: nestbox configures only Linux guests');
-  const command = request.category === 'url' ? urlCommand(request.url ?? '', windows) : await storeSample(agent, request, windows);
-  await agent.execute(command, { shell: true, async: true });
+  // A reboot task runs no sample: the guest's cold boot started what the original task made persistent.
+  if (!request.rebootFrom) {
+    const command = request.category === 'url' ? urlCommand(request.url ?? '', windows) : await storeSample(agent, request, windows);
+    await agent.execute(command, { shell: true, async: true });
+  }
   await sleep(request.timeoutSeconds * 1000, undefined, { signal }).catch(() => warnings.push('the analysis was aborted'));
   return warnings;
 }

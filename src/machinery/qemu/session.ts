@@ -3,6 +3,7 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
 import { internal } from '../../errors.js';
 import type { CreateTaskNetwork, TaskNetwork } from '../linux/contracts.js';
 import { machineId } from '../linux/machine-id.js';
@@ -13,12 +14,14 @@ import { analyzerZip } from './analyzer-package.js';
 import { createTap, plugIntoTaskNetwork, removeTap, tapName } from './analysis-link.js';
 import { GuestMachine } from './guest-machine.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
-import { ANALYSIS_MAC, type Hardware } from './machine-args.js';
+import { ANALYSIS_MAC, type ColdBoot, type Hardware } from './machine-args.js';
+import { dropRebootDisk, keepRebootDisk, keptRebootDisk, type DiskOrigin, type KeptDisk } from './reboot-state.js';
 import { ResultChannels, type ChannelSummary } from './result-channels.js';
 import { QemuScreenshots } from './screenshots.js';
 import { straceOptions } from './guest-trace.js';
 import type { QemuSettings } from './settings.js';
-import { createTaskDisk } from './snapshot.js';
+import { createOverlay, createTaskDisk } from './snapshot.js';
+import { withTimeout } from './timeouts.js';
 
 /** What every task of one QEMU machine shares: its settings and its image's ready state. */
 export interface QemuMachineContext {
@@ -38,6 +41,9 @@ const LOAD_TIMEOUT_MS = 30_000;
 const AGENT_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 5_000;
 const STATUS_POLL_MS = 500;
+const FLUSH_TIMEOUT_MS = 15_000;
+/** Tells the guest's init not to compile its eBPF tracer at boot. */
+const REBOOT_TCG_TRACER = 'nestbox.tracer=off';
 /** Where the sample is stored in the guest, as a user would have downloaded it. */
 const SAMPLE_DIR = '/tmp';
 
@@ -65,6 +71,9 @@ export class QemuSession implements MachineSession {
   private prefix = 24;
   /** The analyzer reported its end (so its last upload is on its way). */
   private analyzerFinished = false;
+  /** What the task's disk overlay stands on, noted with the end state kept for reboot tasks. */
+  private diskOrigin: DiskOrigin | undefined;
+  private collected = false;
   private stopped: Promise<void> | undefined;
   private destroyed: Promise<void> | undefined;
   timings: StartTimings | undefined;
@@ -97,30 +106,67 @@ export class QemuSession implements MachineSession {
     await mkdir(this.runDir, { recursive: true });
     await recordOwner(this.runDir, request.taskId);
     const tap = tapName(this.id);
-    await this.prepareHostSide(tap);
+    const rebootDisk = await this.rebootDisk();
+    this.diskOrigin = rebootDisk ? { chain: [rebootDisk.disk, ...rebootDisk.chain], boot: rebootDisk.boot } : this.readyOrigin();
+    await this.prepareHostSide(tap, rebootDisk);
     const networkMs = performance.now() - started;
     this.machine = await GuestMachine.start({
       hardware: context.hardware,
       runDir: this.runDir,
       processName: tap,
-      disk: join(this.runDir, 'disk.qcow2'),
-      start: { stateFile: context.ready.stateFile },
+      disk: this.diskPath,
+      start: rebootDisk ? { boot: this.rebootBoot(rebootDisk) } : { stateFile: context.ready.stateFile },
       tap,
       channels: true,
     });
     this.prefix = await plugIntoTaskNetwork(tap, this.network!);
-    await this.machine.waitUntilLoaded(LOAD_TIMEOUT_MS);
+    if (!rebootDisk) await this.machine.waitUntilLoaded(LOAD_TIMEOUT_MS);
     this.channels = await this.openChannels(this.machine);
-    await this.machine.resume();
+    // A restored guest waits, paused, until the host side is wired; a cold boot runs from the start.
+    if (!rebootDisk) await this.machine.resume();
     const restoreMs = performance.now() - started - networkMs;
-    await this.machine.agent.waitUntilReady(AGENT_TIMEOUT_MS);
+    await this.machine.agent.waitUntilReady(rebootDisk ? context.settings.boot_timeout * 1000 : AGENT_TIMEOUT_MS);
     const totalMs = performance.now() - started;
     this.timings = { networkMs, restoreMs, agentMs: totalMs - networkMs - restoreMs, totalMs };
-    this.log.info({ ...roundAll(this.timings), accel: context.hardware.accel }, 'machine restored from its ready state');
+    const how = rebootDisk ? "machine booted from the original task's end state" : 'machine restored from its ready state';
+    this.log.info({ ...roundAll(this.timings), accel: context.hardware.accel }, how);
+  }
+
+  private get diskPath(): string {
+    return join(this.runDir, 'disk.qcow2');
+  }
+
+  /**
+   * Reboot tasks: the end state the original task kept, booted cold (a reboot is a real boot). Without
+   * one the task says why and starts from the clean ready state, as the linux kind does.
+   */
+  private async rebootDisk(): Promise<KeptDisk | undefined> {
+    const { rebootFrom } = this.request;
+    if (!rebootFrom) return undefined;
+    const kept = await keptRebootDisk(rebootFrom);
+    if ('disk' in kept) return kept;
+    this.warn(`${kept.missing}: the reboot starts from a clean machine`);
+    return undefined;
+  }
+
+  /**
+   * Under TCG the guest's eBPF tracer takes minutes to compile at boot, which a ready state pays once
+   * but a reboot task would pay each time: its boot skips it, and the analyzer traces with strace.
+   */
+  private rebootBoot(rebootDisk: KeptDisk): ColdBoot | null {
+    if (!rebootDisk.boot || this.context.hardware.accel !== 'tcg') return rebootDisk.boot;
+    return { ...rebootDisk.boot, extraArguments: [REBOOT_TCG_TRACER] };
+  }
+
+  /** A task restored from the ready state stands on the ready disk, and boots with nestbox's kernel (or the disk's firmware). */
+  private readyOrigin(): DiskOrigin {
+    const { image, ready } = this.context;
+    const boot: ColdBoot | null = image ? { kernel: image.kernel, initrd: image.initrd } : null;
+    return { chain: [ready.disk], boot };
   }
 
   /** The task network, the tap and the disk overlay, made side by side; each is kept for release() even if another fails. */
-  private async prepareHostSide(tap: string): Promise<void> {
+  private async prepareHostSide(tap: string, rebootDisk: KeptDisk | undefined): Promise<void> {
     const { context, request } = this;
     const [network, ...others] = await Promise.allSettled([
       context.createTaskNetwork({
@@ -131,7 +177,7 @@ export class QemuSession implements MachineSession {
         log: this.log,
       }),
       createTap(tap),
-      createTaskDisk(context.ready, join(this.runDir, 'disk.qcow2')),
+      rebootDisk ? createOverlay(rebootDisk.disk, this.diskPath) : createTaskDisk(context.ready, this.diskPath),
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
     for (const outcome of [network, ...others]) if (outcome.status === 'rejected') throw outcome.reason;
@@ -168,7 +214,8 @@ export class QemuSession implements MachineSession {
       this.log.error({ err: error }, 'analysis failed');
     }
     await this.channels?.drain(DRAIN_TIMEOUT_MS, this.analyzerFinished);
-    return { route, ended, warnings: [...this.warnings] };
+    // The list itself: what collect() still finds (an end state not kept...) reaches the task's errors too.
+    return { route, ended, warnings: this.warnings };
   }
 
   /** Cuckoo's way: the analyzer is uploaded for each task, then the sample and the configuration. */
@@ -176,27 +223,40 @@ export class QemuSession implements MachineSession {
     const { agent } = this.machine!;
     const dir = await agent.mkdtemp('nestbox-');
     await agent.extract(dir, await analyzerZip());
-    const target = await this.storeTarget();
+    const target = await this.storeTarget(dir);
     await agent.store(`${dir}/analysis.json`, Buffer.from(JSON.stringify(this.analysisConfig(target))));
     await agent.execpy(`${dir}/analyzer.py`, { async: true, cwd: dir });
   }
 
-  private async storeTarget(): Promise<string> {
+  private async storeTarget(analyzerDir: string): Promise<Target> {
     const { request } = this;
-    if (request.category === 'url') return request.url ?? '';
+    if (request.rebootFrom) return this.storeBootReplay(analyzerDir);
+    if (request.category === 'url') return { path: request.url ?? '', package: request.package };
     if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
     const path = `${SAMPLE_DIR}/${guestFileName(basename(request.samplePath))}`;
     await this.machine!.agent.store(path, await readFile(request.samplePath));
-    return path;
+    return { path, package: request.package };
   }
 
-  private analysisConfig(target: string): Record<string, unknown> {
+  /**
+   * Reboot tasks run no sample: the boot ran what the guest's own init starts (/etc/inittab). What a
+   * Debian service manager would start as well (rc.local, @reboot cron entries, init scripts, systemd
+   * units, autostart entries) the guest has no manager for, so the linux kind's boot replay plays it,
+   * traced. It lives in the analyzer's folder, which is never reported as dropped.
+   */
+  private async storeBootReplay(analyzerDir: string): Promise<Target> {
+    const path = `${analyzerDir}/boot.sh`;
+    await this.machine!.agent.store(path, Buffer.from(BOOT_SCRIPT));
+    return { path, package: 'sh' };
+  }
+
+  private analysisConfig(target: Target): Record<string, unknown> {
     const { request } = this;
     return {
       task_id: request.taskId,
       category: request.category,
-      target,
-      package: request.package,
+      target: target.path,
+      package: target.package,
       options: request.options,
       timeout: request.timeoutSeconds,
       enforce_timeout: request.enforceTimeout,
@@ -261,8 +321,24 @@ export class QemuSession implements MachineSession {
 
   private async stopMachine(): Promise<void> {
     await this.screenshots?.stop();
+    if (this.machine && this.keepsEndState) await this.flushGuestDisk();
     if (this.machine && this.request.memory) await this.dumpGuestMemory();
     await this.machine?.kill();
+  }
+
+  private get keepsEndState(): boolean {
+    return this.context.settings.reboot_state_mb > 0;
+  }
+
+  /**
+   * Makes what the guest wrote reach its overlay before QEMU is killed: the guest's page cache through
+   * `sync` (run by the agent), then QEMU's own block caches, which a stopped machine has written out.
+   */
+  private async flushGuestDisk(): Promise<void> {
+    const { agent, qemu } = this.machine!;
+    const synced = await withTimeout(agent.execute('sync', { shell: true }).then(() => true, () => false), FLUSH_TIMEOUT_MS);
+    if (synced !== true) this.warn('the guest did not flush its disk: the end state kept for reboot tasks may miss its last writes');
+    await qemu.qmp.execute('stop').catch((error: unknown) => this.log.warn({ err: error }, 'stopping the machine before keeping its disk failed'));
   }
 
   /** The whole guest's memory as an ELF core (QMP dump-guest-memory), as memory.dmp. */
@@ -279,12 +355,29 @@ export class QemuSession implements MachineSession {
 
   async collect(): Promise<void> {
     await this.stop();
-    if (!this.channels || this.summary) return;
+    if (this.collected) return;
+    this.collected = true;
+    if (this.machine && this.keepsEndState) await this.keepEndState();
+    if (!this.channels) return;
     this.summary = await this.channels.close();
     for (const warning of this.summary.warnings) this.warn(warning);
     const lines = this.summary.uploads.entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
     if (lines) await appendFile(this.request.paths.filesJson, lines);
     this.log.info({ events: this.summary.events, uploads: this.summary.uploads.entries.length, shots: this.screenshots?.taken ?? 0 }, 'results collected');
+  }
+
+  /** The disk overlay, kept in the analysis folder for reboot tasks (within the size limit). */
+  private async keepEndState(): Promise<void> {
+    const { paths } = this.request;
+    const origin = this.diskOrigin!;
+    try {
+      const notKept = await keepRebootDisk(this.diskPath, paths, origin, this.context.settings.reboot_state_mb * 2 ** 20);
+      if (notKept) this.warn(notKept);
+      else this.log.info('end state kept for reboot tasks');
+    } catch (error) {
+      await dropRebootDisk(paths).catch(() => undefined);
+      this.warn(`keeping the end state for reboot tasks failed: ${(error as Error).message}`);
+    }
   }
 
   destroy(): Promise<void> {
@@ -311,6 +404,12 @@ export class QemuSession implements MachineSession {
     this.warnings.push(message);
     this.log.warn(message);
   }
+}
+
+/** What the analyzer runs, and with which package. */
+interface Target {
+  path: string;
+  package: string;
 }
 
 /** The sample keeps its name in the guest, minus what would make it another path. */

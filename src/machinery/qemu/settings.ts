@@ -35,8 +35,13 @@ export const qemuSettingsSchema = z.object({
   screenshot_interval: z.number().positive().default(1),
   /** Seconds the analyzer gets past the timeout to dump memory and upload files before the guest is stopped. */
   collect_grace: z.number().int().min(1).default(30),
-  /** Seconds a cold boot may take before the guest's agent answers (building the ready state). */
+  /** Seconds a cold boot may take before the guest's agent answers (building the ready state, a reboot task's boot). */
   boot_timeout: z.number().int().positive().default(300),
+  /**
+   * The disk overlay a task leaves (the guest's end state) is kept for reboot tasks up to this size;
+   * 0 keeps none.
+   */
+  reboot_state_mb: z.number().int().min(0).default(64),
   /** Bytes of the guest's output kept in analysis.log. */
   log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
   /** Caps on what the guest may send: dropped files and process dumps; the total also caps the behaviour trace. */
