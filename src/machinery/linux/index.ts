@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { NestboxError, unavailable } from '../../errors.js';
+import { MachineContexts } from '../machine-contexts.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { detectCgroupLayout, listMachineGroups, MachineCgroups, CGROUP_PREFIX } from './cgroups.js';
 import { runCommand } from './command.js';
@@ -46,7 +47,6 @@ export interface LinuxMachinery extends Machinery {
 }
 
 export function createLinuxMachinery(config: Config, log: Logger, parts: Partial<LinuxMachineryParts> = {}): LinuxMachinery {
-  const contexts = new Map<string, Promise<MachineContext>>();
   const machineLog = log.child({ machinery: 'linux' });
 
   const settingsOf = (name: string): LinuxSettings => {
@@ -54,15 +54,7 @@ export function createLinuxMachinery(config: Config, log: Logger, parts: Partial
     return parseLinuxSettings(machine?.settings ?? {}, name);
   };
 
-  const contextFor = (name: string): Promise<MachineContext> => {
-    let context = contexts.get(name);
-    if (!context) {
-      context = prepareMachine(name, settingsOf(name), config, machineLog, parts);
-      contexts.set(name, context);
-      context.catch(() => contexts.delete(name));
-    }
-    return context;
-  };
+  const contexts = new MachineContexts<MachineContext>((name) => prepareMachine(name, settingsOf(name), config, machineLog, parts));
 
   const linuxMachines = () => config.machines.filter((machine) => machine.kind === 'linux');
 
@@ -70,14 +62,14 @@ export function createLinuxMachinery(config: Config, log: Logger, parts: Partial
     kind: 'linux',
     manager: 'Linux',
     async prepare() {
-      for (const machine of linuxMachines()) await contextFor(machine.name);
+      for (const machine of linuxMachines()) await contexts.get(machine.name);
     },
     async start(request: AnalysisRequest): Promise<MachineSession> {
-      const context = await contextFor(request.machine.name);
+      const context = await contexts.get(request.machine.name);
       return LinuxSession.start(context, request);
     },
     async close() {
-      for (const context of contexts.values()) {
+      for (const context of contexts.all()) {
         const tracer = await context.then((ready) => ready.tracer).catch(() => undefined);
         if (tracer && 'close' in tracer) await (tracer as BehaviourTracer).close();
         await context.then((ready) => ready.spareNetwork?.close()).catch(() => undefined);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { unavailable } from '../../errors.js';
+import { MachineContexts } from '../machine-contexts.js';
 import { runCommand } from '../linux/command.js';
 import type { CreateTaskNetwork } from '../linux/contracts.js';
 import { cleanupStaleNetworks, createTaskNetwork } from '../linux/network/index.js';
@@ -29,36 +30,28 @@ const REQUIRED_TOOLS = ['qemu-system-x86_64', 'qemu-img', 'ip', 'setpriv'];
  */
 export function createQemuMachinery(config: Config, log: Logger, parts: Partial<QemuMachineryParts> = {}): Machinery {
   const machineLog = log.child({ machinery: 'qemu' });
-  const contexts = new Map<string, Promise<QemuMachineContext>>();
   const qemuMachines = () => config.machines.filter((machine) => machine.kind === 'qemu');
   const settingsOf = (name: string): QemuSettings =>
     parseQemuSettings(config.machines.find((machine) => machine.name === name)?.settings ?? {}, name);
 
-  const contextFor = (name: string): Promise<QemuMachineContext> => {
-    let context = contexts.get(name);
-    if (!context) {
-      context = checkTools().then(() =>
-        prepareQemuMachine(name, settingsOf(name), {
-          log: machineLog,
-          internetInterface: config.routing.internet_interface,
-          archivePasswords: config.archives.passwords,
-          createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
-        }),
-      );
-      contexts.set(name, context);
-      context.catch(() => contexts.delete(name));
-    }
-    return context;
-  };
+  const contexts = new MachineContexts<QemuMachineContext>(async (name) => {
+    await checkTools();
+    return prepareQemuMachine(name, settingsOf(name), {
+      log: machineLog,
+      internetInterface: config.routing.internet_interface,
+      archivePasswords: config.archives.passwords,
+      createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
+    });
+  });
 
   return {
     kind: 'qemu',
     manager: 'QEMU',
     async prepare() {
-      for (const machine of qemuMachines()) await contextFor(machine.name);
+      for (const machine of qemuMachines()) await contexts.get(machine.name);
     },
     async start(request: AnalysisRequest): Promise<MachineSession> {
-      return QemuSession.start(await contextFor(request.machine.name), request);
+      return QemuSession.start(await contexts.get(request.machine.name), request);
     },
     async cleanupStale() {
       const runDirs = new Set(qemuMachines().map((machine) => settingsOf(machine.name).run_dir));
