@@ -46,10 +46,17 @@ describe('response cache', () => {
   it('does not cache errors, and answers cached hits with the same headers', async () => {
     assert.equal((await server.json('/tasks/view/424242')).status, 404);
     const id = await createUrlTask();
-    await server.fetch(`/tasks/view/${id}`);
+    const headersOf = (response: Response) => [...response.headers].filter(([name]) => name !== 'date');
+    const fresh = await server.fetch(`/tasks/view/${id}`);
     const hit = await server.fetch(`/tasks/view/${id}`);
     assert.equal(hit.headers.get('content-type'), 'application/json');
     assert.equal(hit.headers.get('x-content-type-options'), 'nosniff');
+    assert.deepEqual(headersOf(hit), headersOf(fresh));
+    assert.equal(await hit.text(), await fresh.text());
+    const compactFresh = await server.fetch(`/v1/tasks/list`, { headers: { 'x-requested-with': 'XMLHttpRequest' } });
+    const compactHit = await server.fetch(`/v1/tasks/list`, { headers: { 'x-requested-with': 'XMLHttpRequest' } });
+    assert.deepEqual(headersOf(compactHit), headersOf(compactFresh));
+    assert.equal(await compactHit.text(), await compactFresh.text());
   });
 
   it('still asks for the token on a cached URL', async () => {

@@ -12,10 +12,10 @@ export const AUTH_REQUIRED_MESSAGE =
 export function registerAuth(app: FastifyInstance, token: string): void {
   if (token === '') return;
   const expected = digest(`Bearer ${token}`);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.authorization;
-    if (typeof header === 'string' && timingSafeEqual(digest(header), expected)) return;
-    return reply.code(401).send({ message: AUTH_REQUIRED_MESSAGE });
+    if (typeof header === 'string' && timingSafeEqual(digest(header), expected)) return done();
+    reply.code(401).send({ message: AUTH_REQUIRED_MESSAGE });
   });
 }
 

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
@@ -11,7 +12,7 @@ const MAX_ENTRIES = 2000;
 
 interface Entry {
   token: string;
-  body: string;
+  body: Buffer;
 }
 
 declare module 'fastify' {
@@ -21,36 +22,43 @@ declare module 'fastify' {
   }
 }
 
+/** Register after the hooks that set the answer's headers and check authentication: a hit skips the rest. */
 export function registerResponseCache(app: FastifyInstance, changeToken: () => string | undefined): void {
   const entries = new Map<string, Entry>();
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'GET' || !CACHEABLE.test(request.url)) return;
+  // Callback-style hooks: they run on every request, and a promise each costs more than a hit.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'GET' || !CACHEABLE.test(request.url)) return done();
     const token = changeToken();
-    if (token === undefined) return;
+    if (token === undefined) return done();
     const key = keyOf(request);
     const entry = entries.get(key);
     if (entry?.token === token) {
       // Most recently used last, so eviction drops the oldest.
       entries.delete(key);
       entries.set(key, entry);
-      // An identity serializer sends the text as it is, with the same Content-Type as a fresh answer.
-      return reply.code(200).serializer(asIs).send(entry.body);
+      // The stored bytes go straight out with the headers the earlier hooks set, as a fresh answer
+      // has them; the hook chain stops here (Fastify sees the reply as sent).
+      reply.hijack();
+      const headers = { ...reply.getHeaders(), 'content-length': entry.body.length } as OutgoingHttpHeaders;
+      reply.raw.writeHead(200, headers);
+      reply.raw.end(entry.body);
+      return;
     }
     // The token is taken before the handler reads, so a write during the request makes the entry stale.
     request.cacheKey = key;
     request.cacheToken = token;
+    done();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.cacheKey === undefined || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-    if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-    entries.set(request.cacheKey, { token: request.cacheToken!, body: payload });
-    return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.cacheKey !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+      if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+      entries.set(request.cacheKey, { token: request.cacheToken!, body: Buffer.from(payload) });
+    }
+    done(null, payload);
   });
 }
-
-const asIs = (text: unknown) => text as string;
 
 function keyOf(request: FastifyRequest): string {
   return `${request.headers['x-requested-with'] === 'XMLHttpRequest' ? 'c' : 'p'}${request.url}`;

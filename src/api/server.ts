@@ -19,12 +19,17 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
     // Uploads are streamed to disk by the multipart handler; this bounds the other bodies only.
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,
+    // No logger child per request (it costs more than a cached answer): the few lines logged for
+    // requests (error-handler.ts) carry their own context.
+    childLoggerFactory: (logger) => logger,
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks take callbacks rather than returning promises: they run on every request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.serializer(request.headers['x-requested-with'] === 'XMLHttpRequest' ? compactJson : prettyJson);
     reply.type('application/json');
     reply.headers(SECURITY_HEADERS);
+    done();
   });
   registerErrorHandlers(app);
   registerAuth(app, ctx.config.api.token);

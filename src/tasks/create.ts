@@ -3,7 +3,7 @@ import { copyFile, link, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppContext } from '../app.js';
 import { decodeList, encodeList } from '../db/json-columns.js';
-import type { NewTask, TaskCategory } from '../db/schema.js';
+import type { NewTask, SampleRow, TaskCategory } from '../db/schema.js';
 import type { Db } from '../db/tasks.js';
 import { invalidInput, isNestboxError } from '../errors.js';
 import { archiveKindOf, unpackArchive } from '../storage/archives.js';
@@ -82,10 +82,15 @@ export class TaskCreation {
   async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean }): Promise<number> {
     await this.checkMachineSelection(params);
     if (options.unique) await this.refuseKnownSample(this.ctx.stores.db, file.hashes.sha256);
-    const placed = await this.place({ ...file, fileType: await this.fileTypeOf(file) });
-    const taskId = await this.writeRows([placed], async (trx) => {
-      if (options.unique) await this.refuseKnownSample(trx, file.hashes.sha256);
-      return this.insertFileTask(trx, placed, params, null);
+    const { known, fileType } = await this.identify(file);
+    const placed = await this.place({ ...file, fileType });
+    const taskId = await this.writeRows([placed], () => {
+      // Samples are never deleted, so a known one only needs its task row: one statement, no transaction.
+      if (known && !options.unique) return this.ctx.stores.tasks.insert(this.taskRow('file', placed.target, params, known.id, null));
+      return this.ctx.stores.db.transaction().execute(async (trx) => {
+        if (options.unique) await this.refuseKnownSample(trx, file.hashes.sha256);
+        return this.insertFileTask(trx, placed, params, null);
+      });
     });
     await this.ensureBinary(placed);
     return taskId;
@@ -106,8 +111,8 @@ export class TaskCreation {
       const errors: string[] = [];
       const items = await this.collectItems(input, workDir, errors);
       const placed = await this.placeAll(items);
-      const { submitId, taskIds } = await this.writeRows([...placed.values()], (trx) =>
-        this.insertSubmission(trx, items, placed, submitParams),
+      const { submitId, taskIds } = await this.writeRows([...placed.values()], () =>
+        this.ctx.stores.db.transaction().execute((trx) => this.insertSubmission(trx, items, placed, submitParams)),
       );
       for (const file of placed.values()) await this.ensureBinary(file);
       return { submitId, taskIds, errors };
@@ -146,9 +151,9 @@ export class TaskCreation {
    * A known sample keeps the type recorded when it was first stored (its row is never rewritten), so
    * libmagic is only asked about content not seen before.
    */
-  private async fileTypeOf(file: StagedFile): Promise<string> {
+  private async identify(file: StagedFile): Promise<{ known: SampleRow | undefined; fileType: string }> {
     const known = await this.ctx.stores.samples.findBySha256(file.hashes.sha256);
-    return known?.file_type ?? this.ctx.fileType.detect(file.path);
+    return { known, fileType: known?.file_type ?? (await this.ctx.fileType.detect(file.path)) };
   }
 
   private async refuseKnownSample(db: Db, sha256: string): Promise<void> {
@@ -191,7 +196,7 @@ export class TaskCreation {
 
   /** An archive becomes its files (refusals become errors); any other file stays one item. */
   private async expand(file: StagedFile, workDir: string, errors: string[]): Promise<SubmitItem[]> {
-    const fileType = await this.fileTypeOf(file);
+    const { fileType } = await this.identify(file);
     const kind = archiveKindOf(fileType);
     const { archives } = this.ctx.config;
     if (kind === undefined || archives.max_depth === 0) return [{ kind: 'file', file: { ...file, fileType } }];
@@ -243,10 +248,10 @@ export class TaskCreation {
     return { ...file, binary, createdBinary, targetDir, target };
   }
 
-  /** Runs `write` in one transaction; on failure removes the files placed for it. */
-  private async writeRows<T>(placed: readonly PlacedFile[], write: (trx: Db) => Promise<T>): Promise<T> {
+  /** Writes the rows (`write` makes one transaction of them); on failure removes the files placed for them. */
+  private async writeRows<T>(placed: readonly PlacedFile[], write: () => Promise<T>): Promise<T> {
     try {
-      return await this.ctx.stores.db.transaction().execute(write);
+      return await write();
     } catch (error) {
       await this.discard(placed);
       throw error;
