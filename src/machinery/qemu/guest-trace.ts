@@ -33,6 +33,8 @@ export class GuestTraceDecoder {
   private readonly reorder: ReorderBuffer<TraceRecord>;
   private format: { line: (line: string) => void; end: () => void } | null = null;
   private newest = 0;
+  /** Said once the first record gives the guest's clock: the task's clock may be years from the host's. */
+  private pendingInfo: Omit<Extract<BehaviorEvent, { kind: 'tracer.info' }>, 'ts'> | null = null;
   private totalsFollow = false;
   /** The guest tracer said all it will (eBPF: its write totals are through). */
   private finishedSignal: () => void = () => undefined;
@@ -59,8 +61,9 @@ export class GuestTraceDecoder {
   /** The stream has ended: everything still held is decoded. */
   end(now = Date.now() / 1000): void {
     this.format?.end();
+    this.sayInfo(this.newest || now);
     this.reorder.releaseAll();
-    this.decoder.finish(Math.max(now, this.newest));
+    this.decoder.finish(this.newest || now);
   }
 
   private begin([format = '', ...rest]: string[]): void {
@@ -106,10 +109,17 @@ export class GuestTraceDecoder {
 
   private push(record: TraceRecord): void {
     if (record.ts > this.newest) this.newest = record.ts;
+    this.sayInfo(record.ts);
     this.reorder.push(record);
   }
 
   private info(tracer: 'ebpf' | 'strace', message: string): void {
-    this.emit({ ts: Date.now() / 1000, pid: 0, ppid: 0, tid: 0, comm: '', kind: 'tracer.info', tracer, message });
+    this.pendingInfo = { pid: 0, ppid: 0, tid: 0, comm: '', kind: 'tracer.info', tracer, message };
+  }
+
+  private sayInfo(ts: number): void {
+    if (!this.pendingInfo) return;
+    this.emit({ ...this.pendingInfo, ts });
+    this.pendingInfo = null;
   }
 }
