@@ -99,6 +99,25 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses a misspelt key instead of silently using the default', () => {
+    const home = newHome();
+    const typos = [
+      { yaml: 'api:\n  prot: 9000\n', where: 'api', misspelt: 'prot' },
+      { yaml: 'tasks:\n  default_timout: 30\n', where: 'tasks', misspelt: 'default_timout' },
+      { yaml: 'machine:\n  - name: a\n', where: '(root)', misspelt: 'machine' },
+      { yaml: 'machines:\n  - name: a\n    platfrom: windows\n', where: 'machines.0 (machine a)', misspelt: 'platfrom' },
+      { yaml: 'machines:\n  - name: b\n    settings:\n      memroy_mb: 2048\n', where: 'machines.0.settings (machine b)', misspelt: 'memroy_mb' },
+    ];
+    for (const { yaml, where, misspelt } of typos) {
+      writeFileSync(join(home, 'config.yaml'), yaml);
+      assert.throws(
+        () => loadConfig(home, {}),
+        (error) => isNestboxError(error, 'invalid_config') && error.message.includes(`${where}: `) && error.message.includes(misspelt),
+        where,
+      );
+    }
+  });
+
   it('keeps an unreadable file from starting the service instead of replacing it', () => {
     const home = newHome();
     writeFileSync(join(home, 'config.yaml'), 'api: [unclosed\n');

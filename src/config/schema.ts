@@ -6,7 +6,7 @@ import { checkKindSettings, MACHINE_KINDS } from './machine-settings.js';
  * valid configuration; `config/template.ts` writes the documented file on first start.
  */
 
-export const machineSchema = z.object({
+export const machineSchema = z.strictObject({
   /** Unique name; `/machines/view/<name>` and the task's `machine` field use it. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'machine names may use letters, digits, _ . -'),
   /** Machinery kind that runs this machine. */
@@ -25,15 +25,15 @@ export const machineSchema = z.object({
   settings: z.record(z.string(), z.unknown()).default({}),
 }).superRefine(checkKindSettings);
 
-export const vpnSchema = z.object({
+export const vpnSchema = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(''),
   interface: z.string().min(1),
 });
 
-export const configSchema = z.object({
+export const configSchema = z.strictObject({
   api: z
-    .object({
+    .strictObject({
       host: z.string().min(1).default('localhost'),
       port: z.number().int().min(0).max(65535).default(8090),
       /** Cuckoo's `api_token`: clients send `Authorization: Bearer <token>`. Empty disables authentication. */
@@ -47,7 +47,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   paths: z
-    .object({
+    .strictObject({
       /** Cuckoo-layout storage: analyses/<id>/ and binaries/<sha256>. Relative paths are under the home. */
       storage: z.string().default('storage'),
       /** Cuckoo's `tmppath`: submitted files are kept here until analysed. */
@@ -55,13 +55,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   database: z
-    .object({
+    .strictObject({
       /** Empty: SQLite in <home>/nestbox.db. Otherwise `sqlite:///path` or `postgres://user:pw@host/db`. */
       connection: z.string().default(''),
     })
     .prefault({}),
   tasks: z
-    .object({
+    .strictObject({
       /** Analysis timeout in seconds when a task gives none (Cuckoo's timeouts.default). */
       default_timeout: z.number().int().positive().default(120),
       /** Seconds added to the timeout before a machine is forcibly stopped (timeouts.critical). */
@@ -77,7 +77,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   archives: z
-    .object({
+    .strictObject({
       /** Passwords tried on encrypted archives, in order. */
       passwords: z.array(z.string()).default(['infected', 'malware', 'virus', 'password']),
       /** Nested archives are opened this deep. */
@@ -88,7 +88,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   virustotal: z
-    .object({
+    .strictObject({
       /** Key for the VirusTotal-compatible download API; empty disables hash submissions. */
       key: z.string().default(''),
       /** Base URL of the v3 API (`<url>/files/<hash>/download`). */
@@ -97,7 +97,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   routing: z
-    .object({
+    .strictObject({
       /** Route of a task that names none: none, drop, inetsim or internet. */
       default_route: z.enum(['none', 'drop', 'inetsim', 'internet']).default('inetsim'),
       /** Host interface for route=internet; empty means internet routing is unavailable. */
@@ -107,7 +107,7 @@ export const configSchema = z.object({
     .prefault({}),
   machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),
   logging: z
-    .object({
+    .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     })
     .prefault({}),

@@ -5,7 +5,7 @@ import { NestboxError } from '../../errors.js';
  * The `settings` of a machine of kind `linux` (config `machines[].settings`). Every key has a default,
  * so `settings: {}` is a working machine.
  */
-export const linuxSettingsSchema = z.object({
+export const linuxSettingsSchema = z.strictObject({
   /** Where guest roots are built and cached, one folder per version hash; outside the clone. */
   guest_root_dir: z.string().default('/var/lib/nestbox/guest-root'),
   /** Debian mirror debootstrap and apt use to build the guest root. */

@@ -9,7 +9,7 @@ import { NestboxError } from '../../errors.js';
  * Cuckoo 2.0's protocol on port 8000 of 10.0.2.15, which QEMU's DHCP gives it) and `state`, the memory
  * state `nestbox image snapshot` saved from it (made on first use when missing).
  */
-export const qemuSettingsSchema = z.object({
+export const qemuSettingsSchema = z.strictObject({
   /** Where images are built and their ready states kept; outside the clone. */
   image_dir: z.string().default('/var/lib/nestbox/images'),
   /** Per-task state: QMP and result sockets, serial log, the task's disk overlay. */
