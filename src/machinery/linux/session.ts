@@ -68,6 +68,8 @@ export class LinuxSession implements MachineSession {
   private display: ChildProcess | undefined;
   private sample: ChildProcess | undefined;
   private tracerSession: TracerSession | undefined;
+  /** The tracer starting (armed on the sample's cgroup while the machine is made); null when it did not start. */
+  private tracerStarting: Promise<TracerSession | null> = Promise.resolve(null);
   private screenshots: ScreenshotTaker | undefined;
   private baseline = new Map<string, string>();
   private readonly memoryFiles: FilesJsonLine[] = [];
@@ -143,6 +145,8 @@ export class LinuxSession implements MachineSession {
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
     for (const step of [network, ...others]) if (step.status === 'rejected') throw step.reason;
+    // The sample's cgroup exists and stays empty until the sample's sandbox joins it: the tracer is armed meanwhile.
+    this.tracerStarting = this.startTracer();
     await this.writeBoundFiles(this.network!.gatewayAddress);
     mark('network, disk, cgroups');
     await ensureRegularFiles(this.disk.root, BOUND_FILES);
@@ -330,7 +334,7 @@ export class LinuxSession implements MachineSession {
     let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
-    const [argv] = await Promise.all([this.startTracer(command), this.runner?.needsDisplay ? this.displayReady : undefined]);
+    const [argv] = await Promise.all([this.tracedCommand(command), this.runner?.needsDisplay ? this.displayReady : undefined]);
     mark('tracer and display ready');
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
@@ -402,9 +406,9 @@ export class LinuxSession implements MachineSession {
     return 'exited';
   }
 
-  private async startTracer(command: string[]): Promise<string[]> {
+  private async startTracer(): Promise<TracerSession | null> {
     const { tracer } = this.context;
-    if (!tracer) return command;
+    if (!tracer) return null;
     const starting = tracer.start({
       cgroupV2Path: this.cgroups.v2Path('sample'),
       eventsPath: join(this.request.paths.dir, EVENTS_FILE),
@@ -421,13 +425,19 @@ export class LinuxSession implements MachineSession {
       }
       this.tracerSession = started;
       this.analysisLog.info(`tracing with ${started.name}`);
-      return started.wrap ? this.insideMachine(started.wrap(command)) : command;
+      return started;
     } catch (error) {
       this.warn(`the tracer did not start, no behaviour is recorded: ${(error as Error).message}`);
-      return command;
+      return null;
     } finally {
       timer.abort();
     }
+  }
+
+  /** The sample's command line, under the tracer when the tracer must launch it itself. */
+  private async tracedCommand(command: string[]): Promise<string[]> {
+    const session = await this.tracerStarting;
+    return session?.wrap ? this.insideMachine(session.wrap(command)) : command;
   }
 
   /**
@@ -492,6 +502,8 @@ export class LinuxSession implements MachineSession {
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
     for (const child of [this.sample, this.display]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
+    // A tracer still starting is waited for, so that it is stopped too.
+    await this.tracerStarting;
     if (this.tracerSession) {
       const session = this.tracerSession;
       this.tracerSession = undefined;
