@@ -1,9 +1,10 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import http from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../app.js';
-import { registerAuth } from './auth.js';
+import { authorizationCheck, registerAuth } from './auth.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { cuckooJson } from './json.js';
-import { registerResponseCache } from './response-cache.js';
+import { ResponseCache } from './response-cache.js';
 import { registerRoutes } from './routes/index.js';
 
 export interface ServerOptions {
@@ -13,7 +14,11 @@ export interface ServerOptions {
 
 /** Builds the REST API: Cuckoo 2.0.7's routes, JSON format, headers and authentication. */
 export async function buildServer(ctx: AppContext, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const cache = new ResponseCache(() => ctx.dataChangeToken(), authorizationCheck(ctx.config.api.token));
   const app = Fastify({
+    serverFactory: (handler, settings) => serverWith(settings, (request, response) => {
+      if (!cache.serve(request, response)) handler(request, response);
+    }),
     loggerInstance: ctx.log.child({ component: 'api' }) as FastifyBaseLogger,
     disableRequestLogging: true,
     // Uploads are streamed to disk by the multipart handler; this bounds the other bodies only.
@@ -33,9 +38,18 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
   });
   registerErrorHandlers(app);
   registerAuth(app, ctx.config.api.token);
-  registerResponseCache(app, () => ctx.dataChangeToken());
+  cache.register(app);
   await registerRoutes(app, ctx, options);
   return app;
+}
+
+/** The HTTP server Fastify would make, with its timeouts, around our own request handler. */
+function serverWith(settings: FastifyServerOptions, handle: http.RequestListener): http.Server {
+  const server = http.createServer(handle);
+  if (settings.keepAliveTimeout !== undefined) server.keepAliveTimeout = settings.keepAliveTimeout;
+  if (settings.requestTimeout !== undefined) server.requestTimeout = settings.requestTimeout;
+  server.setTimeout(settings.connectionTimeout ?? 0);
+  return server;
 }
 
 const prettyJson = (payload: unknown) => cuckooJson(payload, false);
