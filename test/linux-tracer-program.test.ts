@@ -10,8 +10,10 @@ import { createTestCgroup, ofKind, readEvents, runInCgroup, type TestCgroup } fr
 
 /**
  * The linux machine keeps one eBPF program for task after task (compiling one costs seconds of CPU):
- * each session must hold its own sandbox's behaviour and nothing of another's.
+ * each session must hold its own sandbox's behaviour and nothing of another's. The program also holds
+ * back descriptor copies made with fcntl until they matter: what goes through them must still be named.
  */
+const PYTHON = '/usr/bin/python3';
 describe('one eBPF program serving analysis after analysis', { timeout: 240_000 }, () => {
   const log = pino({ level: 'silent' });
   const cgroups: TestCgroup[] = [];
@@ -54,6 +56,32 @@ describe('one eBPF program serving analysis after analysis', { timeout: 240_000 
     assert.equal(first.lost + second.lost, 0);
     assert.ok(second.armMs < 1000, `arming again took ${second.armMs.toFixed(0)} ms`);
     assert.ok(program.usable, 'the program waits for the next analysis');
+  });
+
+  it('names what goes through fcntl copies of descriptors, printed only when they are used', async () => {
+    const dir = join(work, 'dups');
+    const script = [
+      'import os, fcntl',
+      `os.makedirs(${JSON.stringify(dir)}, exist_ok=True)`,
+      `open(${JSON.stringify(join(dir, 'inside.txt'))}, 'w').close()`,
+      // find's pattern: copy, fstat, close, thousands of times (nothing to record).
+      `d = os.open(${JSON.stringify(dir)}, os.O_RDONLY | os.O_DIRECTORY)`,
+      'for _ in range(200):',
+      '    c = fcntl.fcntl(d, fcntl.F_DUPFD_CLOEXEC, 0); os.fstat(c); os.close(c)',
+      // A relative open through a copy of the folder's descriptor.
+      'c = fcntl.fcntl(d, fcntl.F_DUPFD_CLOEXEC, 0)',
+      "os.close(os.open('inside.txt', os.O_RDONLY, dir_fd=c)); os.close(c)",
+      // Writes through a copy, then the original and the copy closed.
+      `f = os.open(${JSON.stringify(join(dir, 'written.txt'))}, os.O_WRONLY | os.O_CREAT, 0o644)`,
+      'w = fcntl.fcntl(f, fcntl.F_DUPFD, 20)',
+      "os.write(w, b'x' * 123); os.close(f); os.close(w)",
+    ].join('\n');
+    const { events, lost } = await session('dups', [PYTHON, '-c', script]);
+    assert.equal(lost, 0);
+    const opens = ofKind(events, 'file.open').map((e) => e.path);
+    assert.equal(opens.filter((path) => path === join(dir, 'inside.txt')).length, 2, 'created, then opened through the copy');
+    const writes = ofKind(events, 'file.write').filter((e) => e.bytes === 123);
+    assert.deepEqual(writes.map((e) => e.path), [join(dir, 'written.txt')]);
   });
 
   it('refuses a second session while one records', async () => {
