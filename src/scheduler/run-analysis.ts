@@ -42,6 +42,8 @@ export async function runAnalysis(ctx: AppContext, run: AnalysisRun): Promise<An
     await session.collect();
     if (run.shutdown.aborted) return { state: 'interrupted' };
     if (result.ended === 'error') return { state: 'failed', reason: result.warnings.join('; ') || 'the analysis failed' };
+    // Cuckoo's own words: PeekabooAV looks for them in debug.cuckoo to tell a finished analysis from a failed one.
+    log.info(`${machine.name}: analysis completed successfully`);
     return { state: 'completed', route: result.route, warnings: result.warnings };
   } catch (error) {
     if (run.shutdown.aborted) return { state: 'interrupted' };

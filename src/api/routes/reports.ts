@@ -1,6 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import yazl from 'yazl';
 import type { AppContext } from '../../app.js';
@@ -18,7 +20,7 @@ export function reportRoutes(r: Registrar, ctx: AppContext): void {
     async (request, reply) => {
       const paths = ctx.layout.analysis(idParam(request, 'task_id'));
       const format = ((request.params as { report_format?: string }).report_format ?? 'json').toLowerCase();
-      return sendReport(reply, paths, format, request);
+      return sendReport(reply, paths, format, request, ctx.layout.tmp);
     },
     { v1: true },
   );
@@ -52,7 +54,7 @@ const TAR_COMPRESSION = new Map<string, TarCompression>([
   ['tar', 'none'],
 ]);
 
-async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: string, request: FastifyRequest) {
+async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: string, request: FastifyRequest, tmp: string) {
   const elements = queryParam(request, 'elements');
   if (format === 'json') {
     // A Buffer, so that the API's JSON serializer leaves these exact bytes alone.
@@ -75,7 +77,28 @@ async function sendReport(reply: FastifyReply, paths: AnalysisPaths, format: str
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw notFound('Report not found', { context: { dir: paths.dir } });
     throw error;
   });
-  return reply.send(archive);
+  if (compression === 'none') return reply.send(archive);
+  return sendWithLength(reply, archive, tmp);
+}
+
+/**
+ * A compressed archive is written to a scratch file first, so that it goes out with a Content-Length as
+ * Cuckoo's in-memory archives do: AssemblyLine reads that header before it downloads. The file is unlinked
+ * once open. An uncompressed archive still streams as tar makes it.
+ */
+async function sendWithLength(reply: FastifyReply, archive: Readable, tmp: string) {
+  const dir = await mkdtemp(join(tmp, 'archive-'));
+  const stopTar = () => archive.destroy();
+  reply.raw.once('close', stopTar); // the client gave up while the archive was being made
+  try {
+    await pipeline(archive, createWriteStream(join(dir, 'archive')));
+    const handle = await open(join(dir, 'archive'), 'r');
+    reply.header('content-length', (await handle.stat()).size);
+    return reply.send(handle.createReadStream());
+  } finally {
+    reply.raw.off('close', stopTar);
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function readReport(paths: AnalysisPaths): Promise<Record<string, unknown>> {
