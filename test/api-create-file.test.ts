@@ -329,6 +329,29 @@ describe('POST /tasks/create/file', () => {
     for (const task of tasks) assert.equal(readFileSync(task.target, 'utf8'), `concurrent ${Number(task.target.match(/c(\d+)\.bin$/)![1]) % 50}`);
     assert.deepEqual(tmpLeftovers(), []);
   });
+
+  it('links a stored sample again from its binary, and stores it anew if the binary has gone', async () => {
+    for (const content of [randomBytes(100), randomBytes(200 * 1024)]) {
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      const first = await upload(server, {}, 'again.bin', content);
+      const binary = server.ctx.layout.binary(sha256);
+      const second = await upload(server, {}, 'again.bin', content);
+      assert.equal(second.status, 200);
+      const target = (await taskOf(second.body.task_id))!.target;
+      assert.deepEqual(readFileSync(target), content);
+      assert.equal(statSync(target).ino, statSync(binary).ino, 'the target is the stored binary, not another copy');
+      assert.notEqual(target, (await taskOf(first.body.task_id))!.target);
+
+      execFileSync('rm', [binary]);
+      const third = await upload(server, {}, 'again.bin', content);
+      assert.equal(third.status, 200);
+      assert.deepEqual(readFileSync((await taskOf(third.body.task_id))!.target), content);
+      assert.deepEqual(readFileSync(binary), content, 'the binary is back in storage');
+      const sample = (await server.ctx.stores.samples.findBySha256(sha256))!;
+      assert.equal((await taskOf(third.body.task_id))!.sample_id, sample.id);
+      assert.deepEqual(tmpLeftovers(), []);
+    }
+  });
 });
 
 describe('POST /tasks/create/file with a small upload limit', () => {

@@ -8,6 +8,7 @@ import type { Db } from '../db/tasks.js';
 import { invalidInput, isNestboxError } from '../errors.js';
 import { archiveKindOf, unpackArchive } from '../storage/archives.js';
 import type { FileHashes } from '../storage/hashing.js';
+import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
 import { formatOptions, parseOptions } from './options.js';
 import { downloadByHash } from './virustotal.js';
@@ -46,6 +47,11 @@ export interface StagedFile {
   /** File name the task's target gets. */
   name: string;
   hashes: FileHashes;
+  /**
+   * The content of a small upload held in memory: `path` is not written then. Creation writes it there
+   * (and clears this) only when the sample is new, so the caller removes `path` only without it.
+   */
+  content?: Buffer;
 }
 
 export interface SubmitInput {
@@ -70,6 +76,8 @@ interface TypedFile extends StagedFile {
 interface PlacedFile extends TypedFile {
   binary: string;
   createdBinary: boolean;
+  /** The binary stays whatever other requests do: this one created it, or linked the target from it. */
+  binaryCertain: boolean;
   targetDir: string;
   target: string;
 }
@@ -83,7 +91,7 @@ export class TaskCreation {
     await this.checkMachineSelection(params);
     if (options.unique) await this.refuseKnownSample(this.ctx.stores.db, file.hashes.sha256);
     const { known, fileType } = await this.identify(file);
-    const placed = await this.place({ ...file, fileType });
+    const placed = known ? await this.placeKnown(file, fileType) : await this.place({ ...file, fileType });
     const taskId = await this.writeRows([placed], () => {
       // Samples are never deleted, so a known one only needs its task row: one statement, no transaction.
       if (known && !options.unique) return this.ctx.stores.tasks.insert(this.taskRow('file', placed.target, params, known.id, null));
@@ -153,7 +161,7 @@ export class TaskCreation {
    */
   private async identify(file: StagedFile): Promise<{ known: SampleRow | undefined; fileType: string }> {
     const known = await this.ctx.stores.samples.findBySha256(file.hashes.sha256);
-    return { known, fileType: known?.file_type ?? (await this.ctx.fileType.detect(file.path)) };
+    return { known, fileType: known?.file_type ?? (await this.ctx.fileType.detect((await onDisk(file)).path)) };
   }
 
   private async refuseKnownSample(db: Db, sha256: string): Promise<void> {
@@ -245,7 +253,26 @@ export class TaskCreation {
       if (createdBinary) await rm(binary, { force: true });
       throw error;
     }
-    return { ...file, binary, createdBinary, targetDir, target };
+    return { ...file, binary, createdBinary, binaryCertain: createdBinary, targetDir, target };
+  }
+
+  /**
+   * A stored sample's target is linked from its binary, so an upload held in memory is never written.
+   * A sample row refers to that binary, so no failing request removes it. Should the binary have gone
+   * from storage, the upload is placed as a new one.
+   */
+  private async placeKnown(file: StagedFile, fileType: string): Promise<PlacedFile> {
+    const binary = this.ctx.layout.binary(file.hashes.sha256);
+    const targetDir = await mkdtemp(join(this.ctx.layout.tmp, 'tmp'));
+    const target = join(targetDir, file.name);
+    try {
+      await linkOrCopy(binary, target);
+    } catch (error) {
+      await rm(targetDir, { recursive: true, force: true });
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return this.place({ ...(await onDisk(file)), fileType });
+    }
+    return { ...file, content: undefined, fileType, binary, createdBinary: false, binaryCertain: true, targetDir, target };
   }
 
   /** Writes the rows (`write` makes one transaction of them); on failure removes the files placed for them. */
@@ -272,8 +299,7 @@ export class TaskCreation {
   }
 
   private async ensureBinary(file: PlacedFile): Promise<void> {
-    // Only a binary this request created is certain to be there: it is not discarded once a row refers to it.
-    if (file.createdBinary) return;
+    if (file.binaryCertain) return;
     const present = await stat(file.binary).then(() => true, () => false);
     if (!present) await linkOrCopy(file.target, file.binary);
   }
@@ -318,6 +344,19 @@ export class TaskCreation {
       submit_id: submitId,
     };
   }
+}
+
+/** Writes a held upload to its staging path (see StagedFile.content). */
+async function onDisk(file: StagedFile): Promise<StagedFile> {
+  if (file.content === undefined) return file;
+  try {
+    await writeHeld(file.path, file.content);
+  } catch (error) {
+    await removeFile(file.path);
+    throw error;
+  }
+  file.content = undefined;
+  return file;
 }
 
 /** Hard-links `from` to `to` (copying across file systems); false when `to` already exists. */

@@ -13,6 +13,8 @@ import { Registrar } from './registrar.js';
 /** Room for the form fields around the one file of /tasks/create/file when checking Content-Length. */
 const FORM_ALLOWANCE = 1024 * 1024;
 const FIELD_LIMIT = 1024 * 1024;
+/** Largest upload of create/file kept in memory: a sample stored before is then never written again. */
+const HELD_UPLOAD = 64 * 1024;
 
 /**
  * POST /tasks/create/file, /tasks/create/url and /tasks/create/submit (and their /v1 aliases). Forms
@@ -43,7 +45,7 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
     abandonBody(request, reply);
     throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
   }
-  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1 }, async (form) => {
+  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1, holdUpTo: HELD_UPLOAD }, async (form) => {
     const file = form.files[0];
     if (!file) throw invalidInput('No file has been given: send it as the multipart file part "file"');
     const params = parseTaskParams(form.fields, ctx.config);
@@ -53,14 +55,14 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
 }
 
 async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0 }, async ({ fields }) => {
+  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0, holdUpTo: 0 }, async ({ fields }) => {
     const url = parseUrl(fields);
     return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
   });
 }
 
 async function createSubmit(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  return withForm(ctx, request, reply, { fileFields: ['file', 'files'], maxFiles: Infinity }, async (form) => {
+  return withForm(ctx, request, reply, { fileFields: ['file', 'files'], maxFiles: Infinity, holdUpTo: 0 }, async (form) => {
     const params = parseTaskParams(form.fields, ctx.config);
     // Cuckoo takes all `file` parts before all `files` parts.
     const files = [...form.files].sort((a, b) => Number(a.field !== 'file') - Number(b.field !== 'file'));
@@ -83,11 +85,13 @@ interface FormOptions {
   /** Names of the file parts kept; other file parts are read and dropped. */
   fileFields: readonly string[];
   maxFiles: number;
+  /** Files up to this size stay in memory until the task creation needs them on disk (see StagedFile). */
+  holdUpTo: number;
 }
 
 /**
- * Reads the form (files into a staging folder under tmppath), runs `use`, and removes the staging folder
- * whatever happens: the files that matter are linked into storage by then.
+ * Reads the form (files staged under tmppath), runs `use`, and removes the staged files whatever
+ * happens: the files that matter are linked into storage by then.
  */
 async function withForm<T>(
   ctx: AppContext,
@@ -97,24 +101,22 @@ async function withForm<T>(
   use: (form: ReceivedForm) => Promise<T>,
 ): Promise<T> {
   // Uploads are staged as single files (no folder per request: every file-system call counts here).
-  const staged: string[] = [];
-  const stagingPath = () => {
-    const path = join(ctx.layout.tmp, `upload-${randomUUID()}`);
-    staged.push(path);
-    return path;
-  };
+  const stagingPath = () => join(ctx.layout.tmp, `upload-${randomUUID()}`);
+  // Files fully received; a file that fails part-way removes itself.
+  const received: ReceivedFile[] = [];
   try {
     const budget = new RequestBudget(ctx.config.api.request_limit, ctx.config.api.upload_limit);
     budget.checkDeclared(contentLength(request));
     const form = request.isMultipart()
-      ? await readMultipart(request, options, budget, stagingPath)
+      ? await readMultipart(request, options, budget, stagingPath, received)
       : { fields: bodyFields(request), files: [] };
     return await use(form);
   } catch (error) {
     abandonBody(request, reply);
     throw error;
   } finally {
-    await Promise.all(staged.map(removeFile));
+    // A file still held in memory was never written.
+    await Promise.all(received.filter((file) => file.content === undefined).map((file) => removeFile(file.path)));
   }
 }
 
@@ -123,9 +125,9 @@ async function readMultipart(
   options: FormOptions,
   budget: RequestBudget,
   stagingPath: () => string,
+  files: ReceivedFile[],
 ): Promise<ReceivedForm> {
   const fields = new FormFields();
-  const files: ReceivedFile[] = [];
   for await (const part of request.parts()) {
     if (part.type === 'field') {
       if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
@@ -141,9 +143,9 @@ async function readMultipart(
     }
     const name = uploadBaseName(part.filename);
     const path = stagingPath();
-    const hashes = await saveFilePart(part.file, path, budget.fileLimits(contentLength(request)));
+    const { hashes, content } = await saveFilePart(part.file, path, budget.fileLimits(contentLength(request)), options.holdUpTo);
+    files.push({ field: part.fieldname, path, name, hashes, content });
     budget.take(hashes.size);
-    files.push({ field: part.fieldname, path, name, hashes });
   }
   return { fields, files };
 }
