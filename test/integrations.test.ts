@@ -187,6 +187,7 @@ describe('Cuckoo integrations against nestbox', { timeout: 900_000 }, () => {
   const bearer = { Authorization: `Bearer ${TOKEN}` };
   let taskId: number;
   let report: any;
+  let urlReport: any;
 
   before(async () => {
     server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
@@ -199,6 +200,13 @@ describe('Cuckoo integrations against nestbox', { timeout: 900_000 }, () => {
     const task = await waitForStatus(server, taskId, (status) => status === 'reported' || status.startsWith('failed'));
     assert.equal(task.status, 'reported', `errors: ${task.errors.join('; ')}`);
     report = await getJson(server, `/tasks/report/${taskId}/json`);
+    // Urlencoded as Cortex's url_analysis sends it (its exact request is replayed below), plus a short timeout:
+    // the browser never exits on its own. The page is served by the fake internet.
+    const url = await postUrlencoded(server, '/tasks/create/url', { url: 'http://phish.example/login', timeout: '15' });
+    assert.equal(url.status, 200, JSON.stringify(url.body));
+    const urlTask = await waitForStatus(server, url.body.task_id, (status) => status === 'reported' || status.startsWith('failed'));
+    assert.equal(urlTask.status, 'reported', `errors: ${urlTask.errors.join('; ')}`);
+    urlReport = await getJson(server, `/tasks/report/${url.body.task_id}/json`);
   });
   after(async () => {
     await guarded?.close();
@@ -272,6 +280,16 @@ describe('Cuckoo integrations against nestbox', { timeout: 900_000 }, () => {
         target: { file: { type: 'string', yara: list(YARA) } },
       });
       assert.equal(Object.hasOwn(report, 'malscore'), false, 'malscore would be read instead of info.score');
+    });
+
+    it('reads the same keys of a URL report, with target.url in place of the file', async () => {
+      assertShape(urlReport, {
+        signatures: list({ description: 'string' }),
+        network: { domains: list({ ip: 'string', domain: 'string' }, 1), http: list({ uri: 'string' }, 1) },
+        info: { score: 'number' },
+        target: { category: 'string', url: 'string' },
+      });
+      assert.equal(urlReport.target.url, 'http://phish.example/login');
     });
   });
 
