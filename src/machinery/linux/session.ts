@@ -75,7 +75,10 @@ export class LinuxSession implements MachineSession {
   private readonly memoryFiles: FilesJsonLine[] = [];
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
-  private displayReady: Promise<void> = Promise.resolve();
+  /** The virtual display coming up; undefined until it is started. */
+  private displayReady: Promise<void> | undefined;
+  /** Set once the sample's run is over: a display that comes up later takes no screenshots. */
+  private runOver = false;
   private traceLog: { inMachine: string; host: string } | undefined;
   private destroyed: Promise<void> | undefined;
   private readonly log: Logger;
@@ -152,8 +155,10 @@ export class LinuxSession implements MachineSession {
     await ensureRegularFiles(this.disk.root, BOUND_FILES);
     await this.placeSample();
     mark('sample placed');
-    // Xvfb takes about 0.15 s to be ready: it starts now, and only samples that need it wait for it.
-    this.displayReady = settings.screenshots ? this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`)) : Promise.resolve();
+    // Xvfb takes about 0.15 s of CPU to be ready. A sample that needs it (or may: an archive's file is not
+    // known yet) waits for it, so it starts now; for others it starts once the sample runs, off the way to
+    // the sample's first instruction.
+    if (this.package?.needsDisplay || this.package?.unpack) void this.launchDisplay();
   }
 
   /** The spare network, handed over (it removes itself if that fails), or one made now. */
@@ -229,6 +234,13 @@ export class LinuxSession implements MachineSession {
       argv,
       ...overrides,
     };
+  }
+
+  /** Starts the display once (when the machine has screenshots); the promise never rejects. */
+  private launchDisplay(): Promise<void> {
+    if (!this.context.settings.screenshots) return Promise.resolve();
+    this.displayReady ??= this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`));
+    return this.displayReady;
   }
 
   /** Xvfb in a sandbox of its own (guest root read-only, private /tmp) in the machine's network namespace. */
@@ -334,7 +346,7 @@ export class LinuxSession implements MachineSession {
     let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
-    const [argv] = await Promise.all([this.tracedCommand(command), this.runner?.needsDisplay ? this.displayReady : undefined]);
+    const [argv] = await Promise.all([this.tracedCommand(command), this.runner?.needsDisplay ? this.launchDisplay() : undefined]);
     mark('tracer and display ready');
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
@@ -350,7 +362,9 @@ export class LinuxSession implements MachineSession {
     await this.moveLauncherAside(child);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
-    void this.displayReady.then(() => this.screenshots?.start());
+    void this.launchDisplay().then(() => {
+      if (!this.runOver) this.screenshots?.start();
+    });
     const timer = new AbortController();
     const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal: AbortSignal.any([signal, timer.signal]) }).catch(() =>
       signal.aborted ? ('aborted' as const) : ('exited' as const),
@@ -463,6 +477,7 @@ export class LinuxSession implements MachineSession {
 
   /** Last screenshot, memory dumps of the frozen sample, then nothing of the sample runs any more. */
   private async finishRun(): Promise<void> {
+    this.runOver = true;
     await this.screenshots?.stop();
     if (this.request.memory) await this.dumpMemory();
     await this.cgroups.kill();
@@ -498,6 +513,7 @@ export class LinuxSession implements MachineSession {
   }
 
   private async stopEverything(): Promise<void> {
+    this.runOver = true;
     await this.screenshots?.stop().catch(() => undefined);
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
     for (const child of [this.sample, this.display]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

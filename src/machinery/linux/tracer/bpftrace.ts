@@ -190,10 +190,10 @@ export class BpftraceProgram {
     }, FLUSH_INTERVAL_MS);
     let stopping: Promise<{ lost: number }> | null = null;
     const stop = async () => {
-      await this.drain();
-      const clean = await this.dumpTotals();
+      const drained = await this.drain();
+      const dumped = await this.dumpTotals();
       // A program that could not confirm it said everything (or forgot the sandbox) serves no other.
-      if (!clean) await this.discard();
+      if (!drained || !dumped) await this.discard();
       clearInterval(timer);
       this.parser.end();
       this.consumer = null;
@@ -220,15 +220,19 @@ export class BpftraceProgram {
    * Stops recording and waits until bpftrace has read everything recorded: bpftrace reads one buffer
    * per CPU and, told to exit, drops what it has not read yet. A marker is sent from every CPU in
    * turn; each buffer is read in order, so once every marker is in, so is everything before it.
+   * False when some buffer was not confirmed: what is left in it must never reach another session.
    */
-  private async drain(): Promise<void> {
-    if (this.exit) return;
-    const cpus = await Promise.all(onlineCpus().map(async (cpu) => ((await this.sendMarker(cpu)) ? cpu : -1)));
+  private async drain(): Promise<boolean> {
+    if (this.exit) return false;
+    const online = onlineCpus();
+    const cpus = await Promise.all(online.map(async (cpu) => ((await this.sendMarker(cpu)) ? cpu : -1)));
     const marked = cpus.filter((cpu) => cpu >= 0);
     try {
       await this.until(() => marked.every((cpu) => this.drained.has(cpu)), DRAIN_TIMEOUT_MS, () => undefined);
+      return marked.length === online.length;
     } catch (error) {
       this.log.warn({ err: error, cpus: marked, drained: [...this.drained] }, 'bpftrace did not confirm reading every buffer');
+      return false;
     }
   }
 
