@@ -90,6 +90,8 @@ describe('POST /tasks/create/url', () => {
     }
     const padded = await post(new URLSearchParams({ url: '  http://example.com/padded \n' }));
     assert.equal((await taskOf(padded.body.task_id)).target, 'http://example.com/padded');
+    const domain = await post(new URLSearchParams({ url: 'evil.example' }));
+    assert.equal((await taskOf(domain.body.task_id)).target, 'http://evil.example', 'a bare domain is opened over http');
   });
 
   it('answers 400 for a missing or unusable url, creating nothing', async () => {
@@ -100,10 +102,10 @@ describe('POST /tasks/create/url', () => {
     const empty = await post(form({ url: '' }));
     assert.equal(empty.status, 400);
     assert.deepEqual(empty.body, { message: 'No url has been given' });
-    for (const url of ['not a url', 'example.com', 'ftp://example.com/file', 'http://', 'javascript:alert(1)', 'file:///etc/passwd', 'http://exa mple.com/', 'http://intranet/', 'http://a..b.com/']) {
+    for (const url of ['not a url', 'intranet', 'example.com:notaport', 'ftp://example.com/file', 'http://', 'javascript:alert(1)', 'file:///etc/passwd', 'http://exa mple.com/', 'http://intranet/', 'http://a..b.com/']) {
       const { status, body } = await post(new URLSearchParams({ url }));
       assert.equal(status, 400, url);
-      assert.equal(body.message, `url must be an absolute http:// or https:// URL; got ${JSON.stringify(url)}`);
+      assert.equal(body.message, `url must be an absolute http:// or https:// URL or a domain name; got ${JSON.stringify(url)}`);
     }
     const noBody = await server.json('/tasks/create/url', { method: 'POST' });
     assert.equal(noBody.status, 400);

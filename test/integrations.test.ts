@@ -301,11 +301,10 @@ describe('Cuckoo integrations against nestbox', { timeout: 900_000 }, () => {
       assert.equal(owned.task.owner, 'MISP');
       const url = await postUrlencoded(guarded, '/tasks/create/url', { url: 'http://evil.example/', owner: 'MISP' }, bearer);
       assertShape(url.body, { task_id: 'integer' });
-      // A MISP `domain` attribute is sent as the url itself. Cuckoo stores it; nestbox refuses a URL that is
-      // not absolute http(s) (docs/integrations.md), and MISP reports the failed submission without crashing.
+      // A MISP `domain` attribute is sent as the url itself. Cuckoo stores it; nestbox opens it over http.
       const domain = await postUrlencoded(guarded, '/tasks/create/url', { url: 'evil.example', owner: 'MISP' }, bearer);
-      assert.equal(domain.status, 400);
-      assertShape(domain.body, { message: 'string' });
+      assertShape(domain.body, { task_id: 'integer' });
+      assert.equal((await getJson(guarded, `/tasks/view/${domain.body.task_id}`, bearer)).task.target, 'http://evil.example');
       assert.equal((await postUrlencoded(guarded, '/tasks/create/url', { url: 'evil.example' }, { Authorization: 'Bearer nope' })).status, 401);
     });
 

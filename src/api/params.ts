@@ -144,8 +144,10 @@ export function parseUrl(fields: FormFields): string {
   const raw = fields.get('url');
   if (raw === undefined) throw invalidInput('No url has been given');
   const url = raw.trim();
-  if (!isHttpUrl(url)) throw invalidInput(`url must be an absolute http:// or https:// URL; got ${JSON.stringify(raw)}`);
-  return url;
+  if (isHttpUrl(url)) return url;
+  // A bare domain (MISP submits domain attributes this way) is opened as http://, as create/submit does.
+  if (!url.includes(':') && isHttpUrl(`http://${url}`)) return `http://${url}`;
+  throw invalidInput(`url must be an absolute http:// or https:// URL or a domain name; got ${JSON.stringify(raw)}`);
 }
 
 /** One line of create/submit's `strings`: a md5/sha1/sha256 hash, a URL (tried as given, then with http://), or an error. */
