@@ -254,6 +254,35 @@ describe('processing pipeline', () => {
     assert.ok(report.info.score > 0);
   });
 
+  it('reads the behaviour log once for every module and the signatures: a pipe that can be read only once is enough', { timeout: 60_000 }, async () => {
+    const { id, paths } = await newTask();
+    const events: BehaviorEvent[] = [
+      { ts: 1000, pid: 60, ppid: 1, tid: 60, comm: 'sh', kind: 'process.exec', path: '/tmp/stealer', argv: ['/tmp/stealer'], ret: 0 },
+      { ts: 1001, pid: 60, ppid: 1, tid: 60, comm: 'stealer', kind: 'file.open', path: '/etc/shadow', flags: 0, mode: 0, ret: 3 },
+      { ts: 1002, pid: 60, ppid: 1, tid: 60, comm: 'stealer', kind: 'tracer.info', tracer: 'ebpf', message: 'armed' },
+      { ts: 1003, pid: 60, ppid: 1, tid: 60, comm: 'stealer', kind: 'tracer.lost', count: 5 },
+    ];
+    const source = join(work, 'once.jsonl');
+    writeFileSync(source, events.map((event) => JSON.stringify(event)).join('\n') + '\n');
+    const log = join(paths.dir, 'logs', 'events.jsonl');
+    execFileSync('mkfifo', [log]);
+    // One writer, once: a second reader would wait for a writer that never comes (and the test time out).
+    const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', source, log], { stdio: 'ignore' });
+    try {
+      await processTask(ctx, id);
+    } finally {
+      writer.kill();
+    }
+    assert.equal((await ctx.stores.tasks.get(id))!.status, 'reported');
+    const report = readReport(paths);
+    assert.equal(report.info.events_lost, 5, 'info read the tracer notes');
+    assert.equal(report.info.tracer, 'ebpf');
+    assert.deepEqual(report.behavior!.summary.file_read, ['/etc/shadow'], 'behaviour read the events');
+    const shadow = report.signatures.find((match) => match.name === 'credential_shadow');
+    assert.equal(shadow?.marks[0]?.type, 'call', 'the signatures read the events');
+    assert.deepEqual(report.debug!.errors, []);
+  });
+
   it('records a failing module in debug.errors and keeps every other section', async () => {
     const { id, paths } = await newTask();
     fillResults(paths);

@@ -1,7 +1,6 @@
-import { createReadStream, existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { BehaviorEvent } from '../analysis/events.js';
+import { CALL_INDEX, type EventFold, foldOne, type Indexed } from './event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from './report-types.js';
 
 /**
@@ -68,6 +67,26 @@ const PTRACE_REQUESTS: Record<number, string> = {
   0x4206: 'PTRACE_SEIZE',
 };
 
+/** The tracer's own notes in the log: its name and how many events it had to drop. */
+export class TracerNotes implements EventFold<{ lost: number; reports: number; name: string | undefined }> {
+  lost = 0;
+  reports = 0;
+  name: string | undefined;
+
+  event(event: BehaviorEvent): void {
+    if (event.kind === 'tracer.lost') {
+      this.lost += Number(event.count) || 0;
+      this.reports++;
+    } else if (event.kind === 'tracer.info' && typeof event.tracer === 'string') {
+      this.name ??= event.tracer;
+    }
+  }
+
+  result() {
+    return { lost: this.lost, reports: this.reports, name: this.name };
+  }
+}
+
 /** Category -> values, insertion-ordered and capped. */
 class Summary {
   readonly values = new Map<string, Set<string>>();
@@ -105,17 +124,16 @@ interface ProcessState {
   destinations: Set<string>;
 }
 
+/** The behaviour fold: what the log says about each process, kept within the limits. */
 class Reconstructor {
   readonly processes = new Map<number, ProcessState>();
   readonly summary: Summary;
   readonly anomalies: BehaviorSection['anomaly'] = [];
+  readonly tracer = new TracerNotes();
   keptCalls = 0;
   droppedCalls = 0;
   untrackedEvents = 0;
-  malformed = 0;
-  eventsLost = 0;
-  lostReports = 0;
-  tracer: string | undefined;
+  malformedLines = 0;
 
   constructor(
     private readonly limits: BehaviorLimits,
@@ -124,31 +142,16 @@ class Reconstructor {
     this.summary = new Summary(limits.values);
   }
 
-  line(text: string): void {
-    if (text.trim() === '') return;
-    let event: BehaviorEvent;
-    try {
-      event = JSON.parse(text) as BehaviorEvent;
-    } catch {
-      this.malformed++;
-      return;
-    }
-    if (typeof event !== 'object' || event === null || typeof event.kind !== 'string' || !Number.isInteger(event.pid)) {
-      this.malformed++;
-      return;
-    }
-    this.event(event);
+  malformed(): void {
+    this.malformedLines++;
   }
 
-  private event(event: BehaviorEvent): void {
-    if (event.kind === 'tracer.lost') {
-      this.eventsLost += Number(event.count) || 0;
-      this.lostReports++;
-    } else if (event.kind === 'tracer.info') {
-      this.tracer ??= event.tracer;
-    }
+  event(event: BehaviorEvent): void {
     // The tracer's own notes belong to no process of the sample.
-    if (event.kind.startsWith('tracer.')) return;
+    if (event.kind.startsWith('tracer.')) {
+      this.tracer.event(event);
+      return;
+    }
     const process = this.processOf(event);
     if (!process) {
       this.untrackedEvents++;
@@ -158,6 +161,11 @@ class Reconstructor {
     this.apply(process, event);
     for (const [category, value] of categorise(event)) this.mark(process, category, String(value));
     this.record(process, event);
+  }
+
+  /** Whether the log held anything to report. */
+  get empty(): boolean {
+    return this.processes.size === 0 && this.malformedLines === 0 && this.tracer.lost === 0;
   }
 
   private processOf(event: BehaviorEvent): ProcessState | undefined {
@@ -208,7 +216,7 @@ class Reconstructor {
       this.droppedCalls++;
       return;
     }
-    const { ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...rest } = event as BehaviorEvent & Record<string, unknown>;
+    const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...rest } = event as Indexed & Record<string, unknown>;
     const { ret, ...args } = rest as { ret?: unknown } & Record<string, unknown>;
     process.calls.push({
       api: kind,
@@ -245,7 +253,7 @@ class Reconstructor {
     }
   }
 
-  result(): BehaviorResult {
+  section(): BehaviorResult {
     const processes = [...this.processes.values()];
     const section: BehaviorSection = {
       processes: processes.map(processEntry),
@@ -255,14 +263,14 @@ class Reconstructor {
       anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
       apistats: Object.fromEntries(processes.map((process) => [String(process.pid), Object.fromEntries(process.apistats)])),
     };
-    return { section, eventsLost: this.eventsLost, tracer: this.tracer };
+    return { section, eventsLost: this.tracer.lost, tracer: this.tracer.name };
   }
 
   private limitAnomalies(processes: ProcessState[]): BehaviorSection['anomaly'] {
     const anomalies: BehaviorSection['anomaly'] = [];
     const note = (category: string, funcname: string, message: string) => anomalies.push({ category, funcname, message });
-    if (this.eventsLost > 0 || this.lostReports > 0) note('tracer', 'tracer.lost', `the tracer lost ${this.eventsLost} events`);
-    if (this.malformed > 0) note('log', 'events.jsonl', `${this.malformed} lines of the event log could not be read`);
+    if (this.tracer.lost > 0 || this.tracer.reports > 0) note('tracer', 'tracer.lost', `the tracer lost ${this.tracer.lost} events`);
+    if (this.malformedLines > 0) note('log', 'events.jsonl', `${this.malformedLines} lines of the event log could not be read`);
     if (this.untrackedEvents > 0) {
       note('truncated', 'processes', `${this.untrackedEvents} events of processes beyond the first ${this.limits.processes} are not listed`);
     }
@@ -397,13 +405,25 @@ function processTree(processes: ProcessState[]): ProcessTreeNode[] {
   return roots;
 }
 
-/** The behaviour section of an event log; undefined when there is no log or it holds no event. */
-export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
-  if (!existsSync(eventsPath)) return undefined;
+/**
+ * The behaviour fold, for the pipeline's one pass over the log. Its result gives the section once the
+ * capture's names are known (undefined when the log holds no event).
+ */
+export function behaviorFold(options: Omit<BehaviorOptions, 'network'> = {}): EventFold<(network?: NetworkHints) => BehaviorResult | undefined> {
   const reconstructor = new Reconstructor(options.limits ?? DEFAULT_BEHAVIOR_LIMITS, options.keepCalls ?? true);
-  const lines = createInterface({ input: createReadStream(eventsPath, { highWaterMark: 1 << 20 }), crlfDelay: Infinity });
-  for await (const line of lines) reconstructor.line(line);
-  if (reconstructor.processes.size === 0 && reconstructor.malformed === 0 && reconstructor.eventsLost === 0) return undefined;
-  if (options.network) reconstructor.attributeNetwork(options.network);
-  return reconstructor.result();
+  return {
+    event: (event) => reconstructor.event(event),
+    malformed: () => reconstructor.malformed(),
+    result: () => (network) => {
+      if (reconstructor.empty) return undefined;
+      if (network) reconstructor.attributeNetwork(network);
+      return reconstructor.section();
+    },
+  };
+}
+
+/** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
+export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
+  const finish = await foldOne(eventsPath, behaviorFold(options));
+  return finish?.(options.network);
 }

@@ -1,14 +1,16 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { EVENTS_FILE } from '../analysis/events.js';
 import type { AppContext } from '../app.js';
 import type { TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import { writeReports } from '../reporting/index.js';
-import { runSignatures, scoreOf } from '../signatures/index.js';
+import { scoreOf, startSignatures } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { PROCESSING_MODULES } from './modules/index.js';
 import type { Report } from './report-types.js';
 import type { AnyProcessingModule, ProcessingInput } from './types.js';
+import { type EventFold, foldEventLog, type FoldOutcome } from './event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from './yara.js';
 
 /**
@@ -28,8 +30,9 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
   const paths = ctx.layout.analysis(taskId);
   let report: Report;
   try {
-    report = await buildReport(ctx, task, paths);
-    report.signatures = await runSignatures(report, paths);
+    const signatures = startSignatures(paths);
+    report = await buildReport(ctx, task, paths, PROCESSING_MODULES, [signatures.fold]);
+    report.signatures = await signatures.complete(report);
     report.info.score = scoreOf(report.signatures);
   } catch (error) {
     await fail(ctx, taskId, 'failed_processing', `Processing failed: ${messageOf(error)}`, error);
@@ -44,26 +47,36 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
   await ctx.stores.tasks.transition(taskId, ['completed'], 'reported');
 }
 
-/** Runs every module over the task's raw results; a module that fails is named in debug.errors. */
+/**
+ * Runs every module over the task's raw results; a module that fails is named in debug.errors. The
+ * behaviour log is read once: the modules' folds and `logFolds` (the signatures') are fed together.
+ */
 export async function buildReport(
   ctx: AppContext,
   task: TaskRow,
   paths: AnalysisPaths,
   modules: readonly AnyProcessingModule[] = PROCESSING_MODULES,
+  logFolds: ReadonlyArray<EventFold<unknown>> = [],
 ): Promise<Report> {
   if (!existsSync(paths.dir)) throw notFound(`the analysis folder ${paths.dir} does not exist`, { context: { taskId: task.id } });
   const yara = new YaraScanner([SHIPPED_RULES_DIR, join(ctx.home, 'yara')], ctx.layout.tmp);
   try {
     const input = await inputOf(ctx, task, paths, yara);
-    const sections: Record<string, unknown> = {};
     const failures: string[] = [];
+    const failed = (module: AnyProcessingModule, error: unknown) => {
+      failures.push(`processing module ${module.key} failed: ${messageOf(error)}`);
+      ctx.log.warn({ err: error, task: task.id, module: module.key }, 'processing module failed');
+    };
+    const folded = await foldLogOnce(input, modules, logFolds, failed);
+    const sections: Record<string, unknown> = {};
     for (const module of modules) {
+      const outcome = folded.get(module);
+      if (outcome && !outcome.ok) continue;
       try {
-        const section = await module.run(input);
+        const section = await module.run(input, outcome?.value);
         if (section !== undefined) sections[module.key] = section;
       } catch (error) {
-        failures.push(`processing module ${module.key} failed: ${messageOf(error)}`);
-        ctx.log.warn({ err: error, task: task.id, module: module.key }, 'processing module failed');
+        failed(module, error);
       }
     }
     if (!sections.info || !sections.target) throw new Error(failures.join('; '));
@@ -73,6 +86,37 @@ export async function buildReport(
   } finally {
     await yara.close();
   }
+}
+
+/**
+ * The single pass over the behaviour log: each module's fold and the extra folds, fed together. A module
+ * whose fold failed is reported through `failed` and gets a failed outcome; without a log, no outcomes.
+ */
+async function foldLogOnce(
+  input: ProcessingInput,
+  modules: readonly AnyProcessingModule[],
+  extra: ReadonlyArray<EventFold<unknown>>,
+  failed: (module: AnyProcessingModule, error: unknown) => void,
+): Promise<Map<AnyProcessingModule, FoldOutcome<unknown>>> {
+  const folding: Array<[AnyProcessingModule, EventFold<unknown>]> = [];
+  const outcomes = new Map<AnyProcessingModule, FoldOutcome<unknown>>();
+  for (const module of modules) {
+    try {
+      const fold = module.foldLog?.(input);
+      if (fold) folding.push([module, fold]);
+    } catch (error) {
+      outcomes.set(module, { ok: false, error });
+      failed(module, error);
+    }
+  }
+  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra]);
+  if (!results) return outcomes;
+  folding.forEach(([module], index) => {
+    const outcome = results[index]!;
+    outcomes.set(module, outcome);
+    if (!outcome.ok) failed(module, outcome.error);
+  });
+  return outcomes;
 }
 
 async function inputOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, yara: YaraScanner): Promise<ProcessingInput> {

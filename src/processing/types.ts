@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { ErrorRow, GuestRow, SampleRow, TaskRow } from '../db/schema.js';
+import type { EventFold } from './event-log.js';
 import type { FileTypeDetector } from '../storage/filetype.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import type { Report } from './report-types.js';
@@ -42,10 +43,15 @@ export type SectionKey =
 /**
  * One processing module: a pure function of the task's raw results giving one report section, or
  * undefined when there is nothing to report (the key is then left out of report.json, as Cuckoo does).
+ *
+ * A module that reads the behaviour log does not open it: it gives a fold (`foldLog`), which the pipeline
+ * feeds in its single pass over the log together with every other module's fold and the signatures.
+ * `run` then gets the fold's result, or undefined when the task has no log.
  */
-export interface ProcessingModule<K extends SectionKey = SectionKey> {
+export interface ProcessingModule<K extends SectionKey = SectionKey, Folded = unknown> {
   key: K;
-  run(input: ProcessingInput): Promise<NonNullable<Report[K]> | undefined>;
+  foldLog?(input: ProcessingInput): EventFold<Folded>;
+  run(input: ProcessingInput, folded?: Folded): Promise<NonNullable<Report[K]> | undefined>;
 }
 
 /** Any module of the registry, whatever its key. */

@@ -1,4 +1,5 @@
 import type { BehaviorEvent } from '../analysis/events.js';
+import { CALL_INDEX, type Indexed } from '../processing/event-log.js';
 import type { Call } from '../processing/report-types.js';
 
 const CATEGORY_BY_PREFIX: Record<string, Call['category']> = {
@@ -12,7 +13,7 @@ const CATEGORY_BY_PREFIX: Record<string, Call['category']> = {
 
 /** A behaviour event in Cuckoo's call shape, as signature marks carry it. */
 export function callOf(event: BehaviorEvent): Call {
-  const { ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...body } = event;
+  const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...body } = event as Indexed;
   const { ret, ...args } = body as Record<string, unknown>;
   const returnValue = typeof ret === 'number' ? ret : 0;
   return {

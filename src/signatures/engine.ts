@@ -1,9 +1,11 @@
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { EVENTS_FILE, type BehaviorEvent, type EventKind } from '../analysis/events.js';
+import { EVENTS_FILE, type BehaviorEvent } from '../analysis/events.js';
+import { callIndexOf, type EventFold, foldOne } from '../processing/event-log.js';
 import type { Report, SignatureMatch } from '../processing/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { ProcessTable } from './process-table.js';
+import { RuleIndex } from './rule-index.js';
+import { RuleSignature } from './rule-signature.js';
 import type { Signature, SignatureClass, SignatureContext } from './signature.js';
 
 export interface EngineOptions {
@@ -12,9 +14,121 @@ export interface EngineOptions {
 }
 
 /**
- * Runs signatures over one analysis: streams `logs/events.jsonl` once, giving each event only to the
- * signatures that asked for its kind, then calls every signature's onComplete with the report. Returns the
- * matches sorted by ascending severity, as Cuckoo orders them.
+ * The signatures of one analysis. Its `fold` takes the behaviour log's events (in the processing pipeline's
+ * single pass over the log, or in runSignatureClasses' own), giving each event only to the signatures that
+ * asked for its kind and testing the rules of all rule signatures at once; then `complete` calls every
+ * signature's onComplete with the finished report.
+ */
+export class SignatureRun {
+  readonly fold: EventFold<void>;
+  readonly #signatures: Signature[];
+  readonly #failed = new Set<Signature>();
+  readonly #processes = new ProcessTable();
+  readonly #ctx: SignatureContext;
+  #byKind = new Map<string, Signature[]>();
+  #rules = new RuleIndex([]);
+  #report: Report | undefined;
+  /** An error of the engine itself while reading, thrown at completion. */
+  #broken: unknown;
+
+  constructor(
+    classes: readonly SignatureClass[],
+    paths: AnalysisPaths,
+    private readonly options: EngineOptions = {},
+  ) {
+    this.#signatures = classes.map((SignatureType) => new SignatureType());
+    this.#index();
+    const run = this;
+    this.#ctx = {
+      paths,
+      processes: this.#processes,
+      get report(): Report {
+        if (!run.#report) throw new Error('the report is only there at completion, not while the log is read');
+        return run.#report;
+      },
+      callIndex: callIndexOf,
+    };
+    this.fold = {
+      event: (event) => {
+        try {
+          this.#event(event);
+        } catch (error) {
+          this.#broken ??= error;
+        }
+      },
+      result: () => undefined,
+    };
+  }
+
+  /** Calls every signature's onComplete with the report; the matches by ascending severity, as Cuckoo orders them. */
+  async complete(report: Report): Promise<SignatureMatch[]> {
+    if (this.#broken !== undefined) throw this.#broken;
+    this.#report = report;
+    for (const signature of this.#active()) {
+      try {
+        await signature.onComplete(this.#ctx);
+      } catch (error) {
+        this.#fail(signature, error);
+      }
+    }
+    return this.#active()
+      .filter((signature) => signature.matched)
+      .map((signature) => signature.result())
+      .sort((a, b) => a.severity - b.severity || a.name.localeCompare(b.name));
+  }
+
+  #event(event: BehaviorEvent): void {
+    if (!isSignatureEvent(event)) return;
+    this.#processes.observe(event);
+    const wanting = this.#byKind.get(event.kind);
+    if (wanting) {
+      for (const signature of wanting) this.#deliver(signature, event);
+    }
+    if (this.#rules.kinds.has(event.kind)) this.#rules.match(event, (signature) => this.#ruleMatched(signature, event));
+  }
+
+  #deliver(signature: Signature, event: BehaviorEvent): void {
+    if (this.#failed.has(signature)) return;
+    try {
+      signature.onEvent(event as never, this.#ctx);
+    } catch (error) {
+      this.#fail(signature, error);
+    }
+  }
+
+  #ruleMatched(signature: RuleSignature, event: BehaviorEvent): void {
+    if (this.#failed.has(signature)) return;
+    try {
+      signature.ruleMatched(event, this.#ctx);
+    } catch (error) {
+      this.#fail(signature, error);
+    }
+  }
+
+  #fail(signature: Signature, error: unknown): void {
+    this.#failed.add(signature);
+    this.options.onError?.(signature.info.name, error);
+    this.#index();
+  }
+
+  #active(): Signature[] {
+    return this.#signatures.filter((signature) => !this.#failed.has(signature));
+  }
+
+  /** Who wants which event: by kind for onEvent, and the rules of the rule signatures. */
+  #index(): void {
+    const active = this.#active();
+    this.#byKind = new Map();
+    for (const signature of active) {
+      for (const kind of new Set(signature.kinds)) this.#byKind.set(kind, [...(this.#byKind.get(kind) ?? []), signature]);
+    }
+    this.#rules = new RuleIndex(active.filter((signature): signature is RuleSignature => signature instanceof RuleSignature));
+  }
+}
+
+/**
+ * Runs signatures over one analysis on their own: streams `logs/events.jsonl` once (a missing log gives no
+ * events), then completes with the report. Returns the matches sorted by ascending severity.
  */
 export async function runSignatureClasses(
   classes: readonly SignatureClass[],
@@ -22,143 +136,47 @@ export async function runSignatureClasses(
   paths: AnalysisPaths,
   options: EngineOptions = {},
 ): Promise<SignatureMatch[]> {
-  const active = new Set(classes.map((SignatureType) => new SignatureType()));
-  const processes = new ProcessTable();
-  const callIndexes = new WeakMap<BehaviorEvent, number>();
-  const ctx: SignatureContext = { report, paths, processes, callIndex: (event) => callIndexes.get(event) };
-  const fail = (signature: Signature, error: unknown) => {
-    active.delete(signature);
-    options.onError?.(signature.info.name, error);
-  };
-
-  const byKind = dispatchTable(active);
-  const perPid = new Map<number, number>();
-  for await (const batch of readEventBatches(join(paths.dir, EVENTS_FILE))) {
-    for (const event of batch) {
-      const index = perPid.get(event.pid) ?? 0;
-      perPid.set(event.pid, index + 1);
-      callIndexes.set(event, index);
-      processes.observe(event);
-      for (const signature of byKind.get(event.kind) ?? []) {
-        if (!active.has(signature)) continue;
-        try {
-          signature.onEvent(event, ctx);
-        } catch (error) {
-          fail(signature, error);
-        }
-      }
-    }
-  }
-
-  for (const signature of active) {
-    try {
-      await signature.onComplete(ctx);
-    } catch (error) {
-      fail(signature, error);
-    }
-  }
-  return [...active]
-    .filter((signature) => signature.matched)
-    .map((signature) => signature.result())
-    .sort((a, b) => a.severity - b.severity || a.name.localeCompare(b.name));
+  const run = new SignatureRun(classes, paths, options);
+  await foldOne(join(paths.dir, EVENTS_FILE), run.fold);
+  return run.complete(report);
 }
 
-function dispatchTable(signatures: Iterable<Signature>): Map<EventKind, Signature[]> {
-  const table = new Map<EventKind, Signature[]>();
-  for (const signature of signatures) {
-    for (const kind of new Set(signature.kinds)) {
-      const list = table.get(kind) ?? [];
-      list.push(signature);
-      table.set(kind, list);
-    }
-  }
-  return table;
-}
+type Check = (event: Record<string, unknown>) => boolean;
 
-/**
- * The events of the log in batches (one per chunk read), so that a million events cost a few thousand
- * awaits rather than a million. Lines that are not events (a torn last line after a crash, garbage) are
- * skipped: one bad line must not cost the analyst every signature. A missing log yields nothing.
- */
-export async function* readEventBatches(path: string): AsyncGenerator<BehaviorEvent[]> {
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
-  let rest = '';
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      const lines = (rest + chunk).split('\n');
-      rest = lines.pop() ?? '';
-      yield parseLines(lines);
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  if (rest !== '') yield parseLines([rest]);
-}
+const isString = (value: unknown) => typeof value === 'string';
+const isNumber = (value: unknown) => typeof value === 'number';
+const isStringArray = (value: unknown) => Array.isArray(value) && value.every(isString);
+const isNumberArray = (value: unknown) => Array.isArray(value) && value.every(isNumber);
+const hasPath: Check = (event) => isString(event.path);
+const hasEndpoint: Check = (event) => isString(event.family) && isString(event.address) && isNumber(event.port);
+const hasFromTo: Check = (event) => isString(event.from) && isString(event.to);
 
-function parseLines(lines: readonly string[]): BehaviorEvent[] {
-  const events: BehaviorEvent[] = [];
-  for (const line of lines) {
-    const event = parseEvent(line);
-    if (event) events.push(event);
-  }
-  return events;
-}
+/** The fields of each kind that signatures read without checking; an event lacking them is skipped as malformed. */
+const CHECKS = new Map<string, Check>([
+  ['process.fork', (event) => isNumber(event.child)],
+  ['process.exec', (event) => isString(event.path) && isStringArray(event.argv)],
+  ['process.rename', (event) => isString(event.name)],
+  ['process.ptrace', (event) => isNumber(event.request) && isNumber(event.target)],
+  ['process.setid', (event) => isString(event.call) && isNumberArray(event.ids)],
+  ['process.kill', (event) => isNumber(event.target) && isNumber(event.signal)],
+  ['file.open', (event) => isString(event.path) && isNumber(event.flags)],
+  ['file.write', hasPath],
+  ['file.rename', hasFromTo],
+  ['file.delete', hasPath],
+  ['file.mkdir', hasPath],
+  ['file.rmdir', hasPath],
+  ['file.chmod', (event) => isString(event.path) && isNumber(event.mode)],
+  ['file.chown', hasPath],
+  ['file.link', hasFromTo],
+  ['net.connect', hasEndpoint],
+  ['net.bind', hasEndpoint],
+  ['memory.memfd', (event) => isString(event.name)],
+  ['memory.exec_map', (event) => isString(event.call)],
+  ['module.load', (event) => isString(event.call)],
+]);
 
-function parseEvent(line: string): BehaviorEvent | null {
-  if (line.trim() === '') return null;
-  try {
-    const value: unknown = JSON.parse(line);
-    return isEvent(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-function isEvent(value: unknown): value is BehaviorEvent {
-  if (value === null || typeof value !== 'object') return false;
-  const event = value as Record<string, unknown>;
-  return (
-    typeof event.kind === 'string' &&
-    typeof event.pid === 'number' &&
-    typeof event.ts === 'number' &&
-    typeof event.comm === 'string' &&
-    hasFieldsOf(event)
-  );
-}
-
-// The fields each kind's signatures read without checking; an event lacking them is malformed.
-const REQUIRED: Partial<Record<EventKind, Record<string, 'string' | 'number' | 'object'>>> = {
-  'process.fork': { child: 'number' },
-  'process.exec': { path: 'string', argv: 'object' },
-  'process.rename': { name: 'string' },
-  'process.ptrace': { request: 'number', target: 'number' },
-  'process.setid': { call: 'string', ids: 'object' },
-  'process.kill': { target: 'number', signal: 'number' },
-  'file.open': { path: 'string', flags: 'number' },
-  'file.write': { path: 'string' },
-  'file.rename': { from: 'string', to: 'string' },
-  'file.delete': { path: 'string' },
-  'file.mkdir': { path: 'string' },
-  'file.rmdir': { path: 'string' },
-  'file.chmod': { path: 'string', mode: 'number' },
-  'file.chown': { path: 'string' },
-  'file.link': { from: 'string', to: 'string' },
-  'net.connect': { family: 'string', address: 'string', port: 'number' },
-  'net.bind': { family: 'string', address: 'string', port: 'number' },
-  'memory.memfd': { name: 'string' },
-  'memory.exec_map': { call: 'string' },
-  'module.load': { call: 'string' },
-};
-
-function hasFieldsOf(event: Record<string, unknown>): boolean {
-  const fields = REQUIRED[event.kind as EventKind];
-  if (!fields) return true;
-  for (const [field, type] of Object.entries(fields)) {
-    const value = event[field];
-    if (typeof value !== type || value === null) return false;
-  }
-  if (event.kind === 'process.exec' && !(Array.isArray(event.argv) && event.argv.every((arg) => typeof arg === 'string'))) return false;
-  if (event.kind === 'process.setid' && !(Array.isArray(event.ids) && event.ids.every((id) => typeof id === 'number'))) return false;
-  return true;
+/** Whether an event (kind and pid already checked by the reader) has every field signatures rely on. */
+function isSignatureEvent(event: BehaviorEvent): boolean {
+  if (typeof event.ts !== 'number' || typeof event.comm !== 'string') return false;
+  return CHECKS.get(event.kind)?.(event as unknown as Record<string, unknown>) ?? true;
 }

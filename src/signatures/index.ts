@@ -1,6 +1,9 @@
+import { join } from 'node:path';
+import { EVENTS_FILE } from '../analysis/events.js';
+import { foldOne } from '../processing/event-log.js';
 import type { Report, SignatureMatch } from '../processing/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
-import { runSignatureClasses } from './engine.js';
+import { SignatureRun } from './engine.js';
 import { AccountCreatedCommand } from './linux/account-created-command.js';
 import { AccountPasswdModified } from './linux/account-passwd-modified.js';
 import { AntidebugPtraceTraceme } from './linux/antidebug-ptrace-traceme.js';
@@ -135,13 +138,30 @@ export const SIGNATURES: readonly SignatureClass[] = [
 ];
 
 /**
- * Runs every signature over an analysis: the behaviour log (`logs/events.jsonl`) and the processed report.
- * Returns the matches sorted by ascending severity (Cuckoo's order), ready for `report.signatures`; the caller
- * sets `info.score` with scoreOf. A signature that fails is left out and its error added to
- * `report.debug.errors` (when the report has a debug section), so one broken signature costs only itself.
+ * Every signature for one analysis, ready for the processing pipeline's pass over the behaviour log: feed
+ * `fold` the log's events, then `complete` with the processed report. complete returns the matches sorted by
+ * ascending severity (Cuckoo's order), ready for `report.signatures`; the caller sets `info.score` with
+ * scoreOf. A signature that fails is left out and its error added to `report.debug.errors` (when the report
+ * has a debug section), so one broken signature costs only itself.
  */
-export async function runSignatures(report: Report, paths: AnalysisPaths): Promise<SignatureMatch[]> {
-  return runSignatureClasses(SIGNATURES, report, paths, {
-    onError: (name, error) => report.debug?.errors.push(`Signature ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
+export function startSignatures(paths: AnalysisPaths): { fold: SignatureRun['fold']; complete(report: Report): Promise<SignatureMatch[]> } {
+  const failures: string[] = [];
+  const run = new SignatureRun(SIGNATURES, paths, {
+    onError: (name, error) => failures.push(`Signature ${name} failed: ${error instanceof Error ? error.message : String(error)}`),
   });
+  return {
+    fold: run.fold,
+    async complete(report) {
+      const matches = await run.complete(report);
+      report.debug?.errors.push(...failures);
+      return matches;
+    },
+  };
+}
+
+/** Runs every signature over an analysis on its own: the behaviour log (`logs/events.jsonl`) and the processed report. */
+export async function runSignatures(report: Report, paths: AnalysisPaths): Promise<SignatureMatch[]> {
+  const signatures = startSignatures(paths);
+  await foldOne(join(paths.dir, EVENTS_FILE), signatures.fold);
+  return signatures.complete(report);
 }

@@ -1,5 +1,5 @@
 import { MODIFY } from '../helpers/file-access.js';
-import { RuleSignature, type RuleKind } from '../rule-signature.js';
+import { RuleSignature } from '../rule-signature.js';
 import type { EventOf, SignatureContext, SignatureInfo } from '../signature.js';
 
 // modprobe flags that remove, simulate or only show.
@@ -24,8 +24,7 @@ export class KernelModuleLoad extends RuleSignature<'module.load'> {
     );
   }
 
-  override onEvent(event: EventOf<RuleKind | 'module.load'>, ctx: SignatureContext): void {
-    if (event.kind === 'module.load') this.markEvent(event, ctx);
-    else super.onEvent(event, ctx);
+  override onEvent(event: EventOf<'module.load'>, ctx: SignatureContext): void {
+    this.markEvent(event, ctx);
   }
 }
