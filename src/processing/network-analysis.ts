@@ -1,5 +1,6 @@
 import dnsPacket from 'dns-packet';
 import type { NetworkSection } from './report-types.js';
+import { Ipv4Reassembler } from './ip-fragments.js';
 import { decodeFrame, type IpPacket, quotedDestination, readPcap, TCP_FLAGS } from './pcap.js';
 import { ircCommands, looksLikeHttp, looksLikeSmtp, parseHttpRequests, printable, tlsServerName } from './protocols.js';
 
@@ -36,14 +37,22 @@ interface Flow {
   time: number;
 }
 
-interface Connection extends Flow {
-  synSeen: boolean;
-  synAckSeen: boolean;
-  /** First byte's sequence number of the client's data. */
+/** One direction's data of a TCP connection, by position relative to its first byte. */
+interface Stream {
+  /** First byte's sequence number. */
   base: number | undefined;
   segments: Map<number, Buffer>;
   bytes: number;
 }
+
+interface Connection extends Flow, Stream {
+  synSeen: boolean;
+  synAckSeen: boolean;
+  /** The server's data, kept only for DNS over TCP, whose answers come from the server. */
+  replies: Stream | undefined;
+}
+
+const DNS_PORT = 53;
 
 interface DnsQuery {
   request: string;
@@ -105,7 +114,9 @@ class Collector {
         base: undefined,
         segments: new Map(),
         bytes: 0,
+        replies: undefined,
       };
+      if (connection.dport === DNS_PORT) connection.replies = { base: undefined, segments: new Map(), bytes: 0 };
       this.tcp.set(reversed ? backward : forward, connection);
       fromClient = !reversed;
       this.addHost(connection.dst);
@@ -114,19 +125,24 @@ class Collector {
       connection.synSeen = true;
       connection.base = (segment.seq + 1) >>> 0;
     }
-    if (syn && ack && !fromClient) connection.synAckSeen = true;
-    if (fromClient && segment.payload.length > 0) this.storeClientData(connection, segment.seq, segment.payload);
+    if (syn && ack && !fromClient) {
+      connection.synAckSeen = true;
+      if (connection.replies) connection.replies.base = (segment.seq + 1) >>> 0;
+    }
+    if (segment.payload.length === 0) return;
+    if (fromClient) this.storeData(connection, segment.seq, segment.payload);
+    else if (connection.replies) this.storeData(connection.replies, segment.seq, segment.payload);
   }
 
-  private storeClientData(connection: Connection, seq: number, payload: Buffer): void {
-    connection.base ??= seq;
-    const relative = (seq - connection.base) >>> 0;
-    if (relative >= MAX_STREAM_BYTES || connection.bytes >= MAX_STREAM_BYTES || this.storedBytes >= MAX_TOTAL_STREAM_BYTES) return;
-    const known = connection.segments.get(relative);
+  private storeData(stream: Stream, seq: number, payload: Buffer): void {
+    stream.base ??= seq;
+    const relative = (seq - stream.base) >>> 0;
+    if (relative >= MAX_STREAM_BYTES || stream.bytes >= MAX_STREAM_BYTES || this.storedBytes >= MAX_TOTAL_STREAM_BYTES) return;
+    const known = stream.segments.get(relative);
     if (known && known.length >= payload.length) return;
     const kept = Buffer.from(payload.subarray(0, MAX_STREAM_BYTES - relative));
-    connection.segments.set(relative, kept);
-    connection.bytes += kept.length - (known?.length ?? 0);
+    stream.segments.set(relative, kept);
+    stream.bytes += kept.length - (known?.length ?? 0);
     this.storedBytes += kept.length - (known?.length ?? 0);
   }
 
@@ -138,18 +154,19 @@ class Collector {
       this.udp.set(forward, { src: packet.src, sport: datagram.sport, dst: packet.dst, dport: datagram.dport, offset, time });
       this.addHost(packet.dst);
     }
-    if (datagram.dport === 53 || datagram.sport === 53) this.addDns(packet, datagram.payload);
+    if (datagram.dport === DNS_PORT || datagram.sport === DNS_PORT) this.addDns(datagram.dport === DNS_PORT ? packet.dst : packet.src, datagram.payload);
   }
 
-  private addDns(packet: IpPacket, payload: Buffer): void {
+  /** A DNS message between the machine and `server`; false when the bytes are no DNS message. */
+  addDns(server: string, payload: Buffer): boolean {
     let message: dnsPacket.Packet;
     try {
       message = dnsPacket.decode(payload);
     } catch {
-      return;
+      return false;
     }
     const response = message.type === 'response';
-    if (!response) this.dnsServers.add(packet.dst);
+    if (!response) this.dnsServers.add(server);
     for (const question of message.questions ?? []) {
       const key = `${question.name.toLowerCase()}|${question.type}`;
       let query = this.dns.get(key);
@@ -164,6 +181,7 @@ class Collector {
         if (!query.answers.some((known) => known.type === entry.type && known.data === entry.data)) query.answers.push(entry);
       }
     }
+    return true;
   }
 
   private addIcmp(packet: IpPacket): void {
@@ -209,11 +227,11 @@ export function isPrivate(address: string): boolean {
   return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254);
 }
 
-/** The client's bytes in sequence order, up to the first gap. */
-function clientStream(connection: Connection): Buffer {
+/** A direction's bytes in sequence order, up to the first gap. */
+function streamBytes(stream: Stream): Buffer {
   const parts: Buffer[] = [];
   let cursor = 0;
-  for (const [relative, data] of [...connection.segments].sort((a, b) => a[0] - b[0])) {
+  for (const [relative, data] of [...stream.segments].sort((a, b) => a[0] - b[0])) {
     if (relative > cursor) break;
     if (relative + data.length <= cursor) continue;
     parts.push(data.subarray(cursor - relative));
@@ -224,8 +242,9 @@ function clientStream(connection: Connection): Buffer {
 
 export async function analysePcap(path: string, options: AnalysisOptions = {}): Promise<PcapAnalysis> {
   const collector = new Collector(new Set(options.ignoreHosts ?? []));
+  const reassembler = new Ipv4Reassembler();
   for await (const record of readPcap(path)) {
-    const packet = decodeFrame(record.linktype, record.data);
+    const packet = decodeFrame(record.linktype, record.data, reassembler);
     if (packet) collector.add(packet, record.ts, record.offset);
   }
   return summarise(collector);
@@ -233,6 +252,8 @@ export async function analysePcap(path: string, options: AnalysisOptions = {}): 
 
 function summarise(collector: Collector): PcapAnalysis {
   const urlsByDestination = new Map<string, string[]>();
+  const dnsOverTcp = new Set<Connection>();
+  for (const connection of collector.tcp.values()) if (addTcpDns(collector, connection)) dnsOverTcp.add(connection);
   // The machine's own resolver (its gateway, at a private address) is no host the sample contacted.
   const resolvers = new Set([...collector.dnsServers].filter(isPrivate));
   const facts: NetworkFacts = {
@@ -258,8 +279,8 @@ function summarise(collector: Collector): PcapAnalysis {
   const dead = new Map(collector.unreachable);
   for (const connection of collector.tcp.values()) {
     if (connection.synSeen && !connection.synAckSeen) dead.set(`${connection.dst}|${connection.dport}`, [connection.dst, connection.dport]);
-    if (connection.segments.size === 0) continue;
-    const urls = addApplicationData(facts, connection, clientStream(connection));
+    if (connection.segments.size === 0 || dnsOverTcp.has(connection)) continue;
+    const urls = addApplicationData(facts, connection, streamBytes(connection));
     if (urls.length > 0) {
       const key = `${connection.dst}|${connection.dport}`;
       urlsByDestination.set(key, [...(urlsByDestination.get(key) ?? []), ...urls]);
@@ -267,6 +288,27 @@ function summarise(collector: Collector): PcapAnalysis {
   }
   facts.dead_hosts = [...dead.values()];
   return { facts, urlsByDestination };
+}
+
+/**
+ * The DNS messages of a connection to port 53: each message is preceded by its length in two bytes
+ * (RFC 1035 4.2.2), queries from the client, answers from the server. True when the client's bytes are DNS.
+ */
+function addTcpDns(collector: Collector, connection: Connection): boolean {
+  if (!connection.replies) return false;
+  let dns = false;
+  for (const message of lengthPrefixed(streamBytes(connection))) dns = collector.addDns(connection.dst, message) || dns;
+  for (const message of lengthPrefixed(streamBytes(connection.replies))) collector.addDns(connection.dst, message);
+  return dns;
+}
+
+function* lengthPrefixed(data: Buffer): Generator<Buffer> {
+  for (let offset = 0; offset + 2 <= data.length; ) {
+    const length = data.readUInt16BE(offset);
+    if (length === 0 || offset + 2 + length > data.length) return;
+    yield data.subarray(offset + 2, offset + 2 + length);
+    offset += 2 + length;
+  }
 }
 
 function flowOf(flow: Flow): Flow {

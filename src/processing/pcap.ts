@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import { invalidInput } from '../errors.js';
+import { type Ipv4Reassembler, isFragment } from './ip-fragments.js';
 
 /**
  * Packet captures: libpcap files (micro- or nanosecond, either byte order) and pcapng, read as a
@@ -174,6 +175,8 @@ export interface IpPacket {
   protocol: number;
   /** True for the second and later fragments of a fragmented datagram, which carry no transport header. */
   laterFragment: boolean;
+  /** True for a fragment given to a reassembler: its transport comes with the datagram it completes. */
+  fragment?: boolean;
   tcp?: TcpSegment;
   udp?: UdpDatagram;
   icmp?: IcmpMessage;
@@ -181,14 +184,17 @@ export interface IpPacket {
 
 export const TCP_FLAGS = { FIN: 0x01, SYN: 0x02, RST: 0x04, PSH: 0x08, ACK: 0x10 } as const;
 
-/** Decodes a captured frame down to its IP packet, or undefined for anything that is not IP. */
-export function decodeFrame(linktype: number, frame: Buffer): IpPacket | undefined {
+/**
+ * Decodes a captured frame down to its IP packet, or undefined for anything that is not IP. With a
+ * reassembler, IPv4 fragments are gathered and the fragment completing a datagram gives the whole of it.
+ */
+export function decodeFrame(linktype: number, frame: Buffer, reassembler?: Ipv4Reassembler): IpPacket | undefined {
   const located = locateIp(linktype, frame);
   if (!located) return undefined;
   const ip = frame.subarray(located);
   if (ip.length < 1) return undefined;
   const version = ip[0]! >> 4;
-  if (version === 4) return decodeIpv4(ip);
+  if (version === 4) return decodeIpv4(ip, reassembler);
   if (version === 6) return decodeIpv6(ip);
   return undefined;
 }
@@ -220,11 +226,16 @@ function locateIp(linktype: number, frame: Buffer): number | undefined {
   }
 }
 
-function decodeIpv4(ip: Buffer): IpPacket | undefined {
+function decodeIpv4(ip: Buffer, reassembler?: Ipv4Reassembler): IpPacket | undefined {
   if (ip.length < 20) return undefined;
   const headerLength = (ip[0]! & 0x0f) * 4;
   const total = Math.min(ip.readUInt16BE(2) || ip.length, ip.length);
   if (headerLength < 20 || total < headerLength) return undefined;
+  if (reassembler && isFragment(ip)) {
+    const whole = reassembler.add(ip.subarray(0, total));
+    if (whole) return decodeIpv4(whole);
+    return { version: 4, src: ipv4(ip, 12), dst: ipv4(ip, 16), protocol: ip[9]!, laterFragment: (ip.readUInt16BE(6) & 0x1fff) !== 0, fragment: true };
+  }
   const fragment = ip.readUInt16BE(6);
   const packet: IpPacket = {
     version: 4,
