@@ -97,6 +97,8 @@ async function prepareMachine(
   await mkdir(settings.run_dir, { recursive: true, mode: 0o700 });
   const seccompPath = join(settings.run_dir, SECCOMP_FILE);
   await writeFile(seccompPath, sandboxSeccompProgram());
+  const disableUserns = supportsDisableUserns((await runCommand(['bwrap', '--version'])).stdout);
+  // Nothing is awaited after this point: what is made ahead below belongs to a context that is returned.
   const tracer = settings.tracing ? (parts.createTracer ?? createTracer)(log) : undefined;
   // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
   if (tracer && 'prepare' in tracer) void (tracer as BehaviourTracer).prepare();
@@ -110,7 +112,7 @@ async function prepareMachine(
     guestRoot,
     initPath,
     seccompPath,
-    disableUserns: supportsDisableUserns((await runCommand(['bwrap', '--version'])).stdout),
+    disableUserns,
     cgroupLayout,
     hostname: machine?.label ?? name,
     internetInterface: config.routing.internet_interface,
