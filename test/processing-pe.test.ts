@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type PeInfo, parsePeFile } from '../src/processing/pe.js';
+import { knownOrdinals } from '../src/processing/pe-ordinals.js';
 
 /**
  * PE facts compared with python3-pefile (the library Cuckoo uses) on executables and a DLL built here
@@ -199,6 +200,34 @@ LANGUAGE 7, 1
       [['WSAStartup', 115], ['recv', 16]],
     );
     assert.deepEqual(pe.pe_imports.find((entry) => entry.dll === 'custom.dll')?.imports.map((symbol) => [symbol.name, symbol.ordinal]), [[null, 300]]);
+  });
+
+  it('names every ordinal import of ws2_32, wsock32 and oleaut32 that it knows as pefile does, imphash included', async () => {
+    // One import library per DLL binding each known ordinal (by ordinal only), and a program using them all.
+    const dlls = ['ws2_32.dll', 'wsock32.dll', 'oleaut32.dll'];
+    const symbols: string[] = [];
+    for (const dll of dlls) {
+      const stem = dll.replace('.dll', '');
+      const entries = [...knownOrdinals(dll).keys()].map((ordinal) => {
+        symbols.push(`${stem}_${ordinal}`);
+        return `${stem}_${ordinal} @${ordinal} NONAME`;
+      });
+      assert.ok(entries.length >= 48, `${dll}: ${entries.length} ordinals`);
+      writeFileSync(join(dir, `${stem}-all.def`), `LIBRARY ${dll}\nEXPORTS\n${entries.join('\n')}\n`);
+      execFileSync('x86_64-w64-mingw32-dlltool', ['-d', `${stem}-all.def`, '-l', `lib${stem}all.a`], { cwd: dir });
+    }
+    writeFileSync(
+      join(dir, 'all-ordinals.c'),
+      `${symbols.map((symbol) => `extern int ${symbol}(void);`).join('\n')}\nvoid *used[] = { ${symbols.map((symbol) => `(void *)${symbol}`).join(', ')} };\nint main(void) { return used[0] != 0; }\n`,
+    );
+    cc(['-o', 'all-ordinals.exe', 'all-ordinals.c', '-L.', '-lws2_32all', '-lwsock32all', '-loleaut32all']);
+    const pe = await parsePeFile(join(dir, 'all-ordinals.exe'));
+    assert.ok(pe);
+    compareWithPefile(pe, pefile(join(dir, 'all-ordinals.exe')));
+    const named = pe.pe_imports.filter((entry) => dlls.includes(entry.dll)).flatMap((entry) => entry.imports);
+    assert.equal(named.length, symbols.length);
+    assert.ok(named.every((symbol) => symbol.name !== null), 'every ordinal of the tables has its name');
+    assert.ok(named.some((symbol) => symbol.name === 'SafeArrayCreateVector') && named.some((symbol) => symbol.name === 'gethostbyname'));
   });
 
   it('finds the Authenticode signature and its certificate', async () => {

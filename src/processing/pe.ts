@@ -2,6 +2,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { BinaryReader, cString, entropy, hex } from './binary-reader.js';
 import { certificatesOfPkcs7 } from './der.js';
 import { languageName, sublanguageName } from './pe-languages.js';
+import { ordinalName } from './pe-ordinals.js';
 
 /**
  * PE facts for `static`, under Cuckoo's key names: pe_imports, pe_exports, pe_sections, pe_resources,
@@ -140,33 +141,6 @@ const RESOURCE_TYPES: Record<number, string> = {
   22: 'RT_ANIICON',
   23: 'RT_HTML',
   24: 'RT_MANIFEST',
-};
-
-/**
- * Names of functions some DLLs export by ordinal only, which pefile's imphash uses instead of
- * "ord<N>". These are the documented Winsock 1.1 ordinals and the first OLE automation ordinals;
- * any other ordinal import is named "ord<N>", as pefile does for ordinals it does not know.
- */
-const WINSOCK_ORDINALS: Record<number, string> = {
-  1: 'accept', 2: 'bind', 3: 'closesocket', 4: 'connect', 5: 'getpeername', 6: 'getsockname', 7: 'getsockopt',
-  8: 'htonl', 9: 'htons', 10: 'ioctlsocket', 11: 'inet_addr', 12: 'inet_ntoa', 13: 'listen', 14: 'ntohl',
-  15: 'ntohs', 16: 'recv', 17: 'recvfrom', 18: 'select', 19: 'send', 20: 'sendto', 21: 'setsockopt',
-  22: 'shutdown', 23: 'socket', 51: 'gethostbyaddr', 52: 'gethostbyname', 53: 'getprotobyname',
-  54: 'getprotobynumber', 55: 'getservbyname', 56: 'getservbyport', 57: 'gethostname', 101: 'WSAAsyncSelect',
-  102: 'WSAAsyncGetHostByAddr', 103: 'WSAAsyncGetHostByName', 104: 'WSAAsyncGetProtoByNumber',
-  105: 'WSAAsyncGetProtoByName', 106: 'WSAAsyncGetServByPort', 107: 'WSAAsyncGetServByName',
-  108: 'WSACancelAsyncRequest', 109: 'WSASetBlockingHook', 110: 'WSAUnhookBlockingHook', 111: 'WSAGetLastError',
-  112: 'WSASetLastError', 113: 'WSACancelBlockingCall', 114: 'WSAIsBlocking', 115: 'WSAStartup', 116: 'WSACleanup',
-  151: '__WSAFDIsSet', 500: 'WEP',
-};
-const OLEAUT_ORDINALS: Record<number, string> = {
-  2: 'SysAllocString', 3: 'SysReAllocString', 4: 'SysAllocStringLen', 5: 'SysReAllocStringLen', 6: 'SysFreeString',
-  7: 'SysStringLen', 8: 'VariantInit', 9: 'VariantClear', 10: 'VariantCopy', 11: 'VariantCopyInd', 12: 'VariantChangeType',
-};
-const ORDINAL_NAMES: Record<string, Record<number, string>> = {
-  'ws2_32.dll': WINSOCK_ORDINALS,
-  'wsock32.dll': WINSOCK_ORDINALS,
-  'oleaut32.dll': OLEAUT_ORDINALS,
 };
 
 interface RawSection {
@@ -343,7 +317,7 @@ async function readImports(layout: Layout): Promise<PeImport[]> {
       if (byOrdinal) {
         // Like pefile, ordinals of well-known DLLs get their function's name.
         const ordinal = Number(value & 0xffffn);
-        entries.push({ address, name: ORDINAL_NAMES[dll.toLowerCase()]?.[ordinal] ?? null, ordinal });
+        entries.push({ address, name: ordinalName(dll, ordinal), ordinal });
       }
       else entries.push({ address, name: await stringAt(layout, Number(value & 0x7fffffffn) + 2) });
     }
