@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BehaviorEvent, EventBody } from '../src/analysis/events.js';
-import { commandLine, reconstructBehavior } from '../src/processing/behavior-log.js';
+import { commandLine, reconstructBehavior, TracerNotes } from '../src/processing/behavior-log.js';
+import { type EventFold, foldEventLog } from '../src/processing/event-log.js';
 
 /**
  * The behaviour section rebuilt from event logs written in the tracer's format (analysis/events.ts),
@@ -185,6 +186,27 @@ describe('behaviour from the event log', () => {
     assert.equal(result.section.processes.length, 1);
     assert.equal(result.section.processes[0]!.command_line, '');
     assert.match(result.section.anomaly[0]!.message, /^4 lines/);
+  });
+
+  it('feeds several folds from one reading; a fold that throws is dropped alone and the others see every event', async () => {
+    const seen: string[] = [];
+    let broken = 0;
+    const counting: EventFold<number> = { event: (item) => void seen.push(item.kind), result: () => seen.length };
+    const throwing: EventFold<number> = {
+      event: () => {
+        broken++;
+        throw new Error('fold failed');
+      },
+      result: () => broken,
+    };
+    const tracer = new TracerNotes();
+    const outcomes = await foldEventLog(log, [counting, throwing, tracer]);
+    assert.ok(outcomes);
+    assert.deepEqual(outcomes[0], { ok: true, value: SCENARIO.length });
+    assert.equal(outcomes[1]?.ok, false);
+    assert.equal(broken, 1, 'the failed fold is fed nothing more');
+    assert.deepEqual(outcomes[2], { ok: true, value: { lost: 17, reports: 1, name: 'ebpf' } });
+    assert.equal(await foldEventLog(join(dir, 'missing.jsonl'), [counting]), undefined);
   });
 
   it('quotes command-line arguments only where a shell would need it', () => {

@@ -7,6 +7,8 @@ import { EVENTS_FILE } from '../src/analysis/events.js';
 import type { SignatureMatch } from '../src/processing/report-types.js';
 import { techniqueOf } from '../src/signatures/attack.js';
 import { runSignatureClasses } from '../src/signatures/engine.js';
+import { PathTable } from '../src/signatures/helpers/path-table.js';
+import { samePath } from '../src/signatures/helpers/paths.js';
 import { runSignatures, scoreOf, SIGNATURES } from '../src/signatures/index.js';
 import { MARK_LIMIT, Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../src/signatures/signature.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
@@ -160,6 +162,30 @@ describe('signature engine', () => {
     const matches = await runSignatureClasses([DeleteWatcher, ...SIGNATURES], baseReport(analysis.paths.binary), analysis.paths);
     assert.equal(DeleteWatcher.seen.length, events / 1000);
     assert.equal(matches.find((match) => match.name === 'delete_watcher')?.markcount, events / 1000);
+  });
+});
+
+describe('PathTable', () => {
+  it('finds the earliest known path naming the same file, as a scan with samePath does', () => {
+    const known = ['/tmp/a/../x.sh', 'x.sh', '/tmp//y', '/var/tmp/z', 'dir/z', '/tmp/x.sh', '', '/opt/w/'];
+    const table = new PathTable<number>(100);
+    known.forEach((path, index) => table.set(path, index));
+    table.set('/tmp//y', 99); // a new value keeps the path's place
+    const scan = (query: string) => {
+      const index = known.findIndex((path) => samePath(path, query));
+      return index < 0 ? undefined : index === 2 ? 99 : index;
+    };
+    for (const query of ['/tmp/x.sh', '/x.sh', 'x.sh', '/tmp/y', '/tmp/./y', 'y', '/usr/z', 'z', '/opt/w', 'w', '', '/nothing', 'nothing']) {
+      assert.equal(table.find(query), scan(query), query);
+    }
+  });
+
+  it('holds no more paths than its limit', () => {
+    const table = new PathTable<number>(2);
+    for (const path of ['/a', '/b', '/c']) table.set(path, 1);
+    assert.equal(table.has('/b'), true);
+    assert.equal(table.has('/c'), false);
+    assert.equal(table.find('/c'), undefined);
   });
 });
 

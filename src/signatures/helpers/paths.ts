@@ -21,7 +21,8 @@ export function samePath(a: string, b: string): boolean {
   return basename(a) === basename(b);
 }
 
-function normalize(path: string): string {
+/** An absolute path with `.`, `..` and repeated slashes resolved. */
+export function normalize(path: string): string {
   const parts: string[] = [];
   for (const part of path.split('/')) {
     if (part === '' || part === '.') continue;

@@ -2,10 +2,13 @@ import type { BehaviorEvent } from '../../analysis/events.js';
 import { isRemoteInet } from '../helpers/addresses.js';
 import { fileTouches, MODIFY, touches } from '../helpers/file-access.js';
 import { scriptOf } from '../helpers/command-line.js';
-import { samePath } from '../helpers/paths.js';
+import { PathTable } from '../helpers/path-table.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 
 type Kind = 'net.connect' | 'file.open' | 'file.write' | 'file.rename' | 'file.chmod' | 'process.exec';
+
+/** Downloaded files followed at most: a log writing millions of files must not hold them all. */
+const MAX_DOWNLOADS = 10_000;
 
 /** Where downloaded content can be a file someone runs later (not devices, pipes or kernel files). */
 const REGULAR_FILE = /^(?!\/(dev|proc|sys)\/)/;
@@ -25,7 +28,7 @@ export class DownloadAndExecute extends Signature<Kind> {
   override readonly kinds: readonly Kind[] = ['net.connect', 'file.open', 'file.write', 'file.rename', 'file.chmod', 'process.exec'];
 
   readonly #networked = new Map<number, BehaviorEvent>();
-  readonly #downloads = new Map<string, BehaviorEvent>();
+  readonly #downloads = new PathTable<BehaviorEvent>(MAX_DOWNLOADS);
 
   override onEvent(event: EventOf<Kind>, ctx: SignatureContext): void {
     switch (event.kind) {
@@ -57,13 +60,11 @@ export class DownloadAndExecute extends Signature<Kind> {
   }
 
   #markUse(path: string, use: BehaviorEvent, ctx: SignatureContext): void {
-    for (const [downloaded, write] of this.#downloads) {
-      if (!samePath(downloaded, path)) continue;
-      const connect = this.#networked.get(write.pid);
-      if (connect) this.markEvent(connect, ctx);
-      this.markEvent(write, ctx);
-      this.markEvent(use, ctx);
-      return;
-    }
+    const write = this.#downloads.find(path);
+    if (!write) return;
+    const connect = this.#networked.get(write.pid);
+    if (connect) this.markEvent(connect, ctx);
+    this.markEvent(write, ctx);
+    this.markEvent(use, ctx);
   }
 }

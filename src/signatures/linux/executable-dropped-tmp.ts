@@ -1,6 +1,10 @@
 import { fileTouches, MODIFY, touches } from '../helpers/file-access.js';
-import { samePath, WORLD_WRITABLE_DIRS } from '../helpers/paths.js';
+import { PathTable } from '../helpers/path-table.js';
+import { WORLD_WRITABLE_DIRS } from '../helpers/paths.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
+
+/** Files written in world-writable folders followed at most, so that memory stays bounded. */
+const MAX_WRITTEN = 10_000;
 
 const EXECUTABLE_TYPE = /\bELF\b.*\b(executable|shared object)\b/;
 
@@ -20,7 +24,7 @@ export class ExecutableDroppedTmp extends Signature<Kind> {
   };
   override readonly kinds: readonly Kind[] = ['file.open', 'file.write', 'file.rename', 'file.chmod', 'process.exec'];
 
-  readonly #written = new Map<string, EventOf<Kind>>();
+  readonly #written = new PathTable<EventOf<Kind>>(MAX_WRITTEN);
 
   override onEvent(event: EventOf<Kind>, ctx: SignatureContext): void {
     if (event.kind === 'file.chmod') {
@@ -43,11 +47,9 @@ export class ExecutableDroppedTmp extends Signature<Kind> {
   }
 
   #markUse(path: string, use: EventOf<Kind>, ctx: SignatureContext): void {
-    for (const [written, write] of this.#written) {
-      if (!samePath(written, path)) continue;
-      this.markEvent(write, ctx);
-      this.markEvent(use, ctx);
-      return;
-    }
+    const write = this.#written.find(path);
+    if (!write) return;
+    this.markEvent(write, ctx);
+    this.markEvent(use, ctx);
   }
 }
