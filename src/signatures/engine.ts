@@ -87,8 +87,8 @@ export class SignatureRun {
     if (this.#rules.kinds.has(event.kind)) this.#rules.match(event, (signature) => this.#ruleMatched(signature, event));
   }
 
+  // A signature that fails is taken out of the dispatch table at once, so no check is needed here.
   #deliver(signature: Signature, event: BehaviorEvent): void {
-    if (this.#failed.has(signature)) return;
     try {
       signature.onEvent(event as never, this.#ctx);
     } catch (error) {

@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 
 /** Whether an address stays on the machine (loopback or unspecified). */
 export function isLocalAddress(address: string): boolean {
-  return /^(::ffff:)?127\./.test(address) || ['::1', '0.0.0.0', '::'].includes(address);
+  // Prefix checks rather than a pattern: this runs for every connection of the log, in several signatures.
+  return address.startsWith('127.') || address.startsWith('::ffff:127.') || address === '::1' || address === '0.0.0.0' || address === '::';
 }
 
 /** Whether a host (as in an HTTP Host header, with or without a port) is an IP address rather than a name. */

@@ -25,11 +25,16 @@ export class C2Beaconing extends Signature<'net.connect'> {
   };
   override readonly kinds = ['net.connect'] as const;
 
-  readonly #logged = new Map<string, number[]>();
+  /** Connection times by address, then port (no key string built per connection). */
+  readonly #logged = new Map<string, Map<number, number[]>>();
 
   override onEvent(event: EventOf<'net.connect'>): void {
     if (!isRemoteInet(event.family, event.address) || HOUSEKEEPING_PORTS.has(event.port)) return;
-    push(this.#logged, endpoint(event.address, event.port), event.ts);
+    let byPort = this.#logged.get(event.address);
+    if (!byPort) this.#logged.set(event.address, (byPort = new Map()));
+    let times = byPort.get(event.port);
+    if (!times) byPort.set(event.port, (times = []));
+    times.push(event.ts);
   }
 
   override onComplete(ctx: SignatureContext): void {
@@ -37,10 +42,12 @@ export class C2Beaconing extends Signature<'net.connect'> {
     for (const flow of flowsOf(ctx.report)) {
       if (!HOUSEKEEPING_PORTS.has(flow.dport)) push(captured, endpoint(flow.dst, flow.dport), flow.time);
     }
-    for (const key of new Set([...this.#logged.keys(), ...captured.keys()])) {
-      const logged = this.#logged.get(key) ?? [];
+    const logged = new Map<string, number[]>();
+    for (const [address, byPort] of this.#logged) for (const [port, times] of byPort) logged.set(endpoint(address, port), times);
+    for (const key of new Set([...logged.keys(), ...captured.keys()])) {
+      const fromLog = logged.get(key) ?? [];
       const fromCapture = captured.get(key) ?? [];
-      const beacon = regularity(logged.length >= fromCapture.length ? logged : fromCapture);
+      const beacon = regularity(fromLog.length >= fromCapture.length ? fromLog : fromCapture);
       if (beacon) this.markIoc('beacon', key, `${beacon.count} connections, one every ${beacon.interval.toFixed(1)} s`);
     }
   }
