@@ -8,6 +8,8 @@ import { writeReports } from '../reporting/index.js';
 import { scoreOf, startSignatures } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { PROCESSING_MODULES } from './modules/index.js';
+import { machineAddresses } from './modules/network.js';
+import { analysePcap, type PcapAnalysis } from './network-analysis.js';
 import type { Report } from './report-types.js';
 import type { AnyProcessingModule, ProcessingInput } from './types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from './event-log.js';
@@ -124,7 +126,7 @@ async function inputOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, yar
   const sample = task.sample_id === null ? undefined : await samples.get(task.sample_id);
   const guest = (await tasks.guestsOf([task.id])).get(task.id);
   const errors = (await tasks.errorsOf([task.id])).get(task.id) ?? [];
-  return {
+  const input: ProcessingInput = {
     task,
     sample,
     guest,
@@ -133,7 +135,18 @@ async function inputOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, yar
     config: ctx.config,
     binaryPath: binaryOf(ctx, task, paths, sample?.sha256),
     tools: { fileType: ctx.fileType, yara },
+    capture: () => (capture ??= analyseCapture(input)),
   };
+  let capture: Promise<PcapAnalysis | undefined> | undefined;
+  return input;
+}
+
+/** The capture read once; a failure stays for whoever asks (the network module reports it). */
+function analyseCapture(input: ProcessingInput): Promise<PcapAnalysis | undefined> {
+  if (!existsSync(input.paths.pcap)) return Promise.resolve(undefined);
+  const analysis = analysePcap(input.paths.pcap, { ignoreHosts: machineAddresses(input) });
+  analysis.catch(() => undefined);
+  return analysis;
 }
 
 /** The analysis folder's `binary` (a link into storage/binaries), else the stored binary itself. */

@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { ErrorRow, GuestRow, SampleRow, TaskRow } from '../db/schema.js';
 import type { EventFold } from './event-log.js';
+import type { PcapAnalysis } from './network-analysis.js';
 import type { FileTypeDetector } from '../storage/filetype.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import type { Report } from './report-types.js';
@@ -23,6 +24,11 @@ export interface ProcessingInput {
   /** The analysed file (file tasks): the analysis folder's copy, else storage/binaries/<sha256>; undefined when gone. */
   binaryPath: string | undefined;
   tools: ProcessingTools;
+  /**
+   * dump.pcap analysed once for every module that needs it (network, behaviour): undefined without a
+   * capture; rejects when the capture cannot be read.
+   */
+  capture(): Promise<PcapAnalysis | undefined>;
 }
 
 /** The report sections processing fills (`signatures` comes later, from the signature engine). */

@@ -1,9 +1,6 @@
-import { existsSync } from 'node:fs';
 import { parseOptions } from '../../tasks/options.js';
 import { behaviorFold, type BehaviorResult, type NetworkHints } from '../behavior-log.js';
-import { analysePcap } from '../network-analysis.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
-import { machineAddresses } from './network.js';
 
 type FinishBehavior = (network?: NetworkHints) => BehaviorResult | undefined;
 
@@ -24,8 +21,7 @@ export const behaviorModule: ProcessingModule<'behavior', FinishBehavior> = {
 };
 
 async function networkHints(input: ProcessingInput): Promise<NetworkHints | undefined> {
-  if (!existsSync(input.paths.pcap)) return undefined;
   // An unreadable capture is the network module's failure to report; behaviour goes on without names.
-  const analysis = await analysePcap(input.paths.pcap, { ignoreHosts: machineAddresses(input) }).catch(() => undefined);
+  const analysis = await input.capture().catch(() => undefined);
   return analysis && { dns: analysis.facts.dns, dnsServers: analysis.facts.dns_servers, urlsByDestination: analysis.urlsByDestination };
 }

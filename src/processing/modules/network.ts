@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import { sha256File } from '../fileinfo.js';
-import { analysePcap } from '../network-analysis.js';
 import type { NetworkSection } from '../report-types.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 
@@ -8,10 +6,9 @@ import type { ProcessingInput, ProcessingModule } from '../types.js';
 export const networkModule: ProcessingModule<'network'> = {
   key: 'network',
   async run(input) {
-    const pcap = input.paths.pcap;
-    if (!existsSync(pcap)) return emptyNetwork();
-    const { facts } = await analysePcap(pcap, { ignoreHosts: machineAddresses(input) });
-    return { mitm: [], pcap_sha256: await sha256File(pcap), ...facts };
+    const analysis = await input.capture();
+    if (!analysis) return emptyNetwork();
+    return { mitm: [], pcap_sha256: await sha256File(input.paths.pcap), ...analysis.facts };
   },
 };
 
