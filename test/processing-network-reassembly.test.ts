@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,12 +8,16 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import dnsPacket from 'dns-packet';
 import { analysePcap } from '../src/processing/network-analysis.js';
+import { startCapture, stopCapture } from './helpers/capture.js';
 import { ethernetIpv4Pcap, fragments, type Ipv4Packet, TCP_SYN, tcpDatagram, udpDatagram, whole } from './helpers/pcap-file.js';
 
 /**
- * IPv4 fragment reassembly and DNS over TCP, on captures written by hand (test/helpers/pcap-file.ts) and
- * compared with what tshark decodes from the same files (tshark reassembles fragments and TCP DNS itself).
- * Every address is a documentation or private one inside the file: nothing is sent anywhere.
+ * IPv4 fragment reassembly and DNS over TCP, compared with what tshark decodes from the same files (tshark
+ * reassembles fragments and TCP DNS itself): first on a real capture, made by tcpdump in a network namespace
+ * of the test's own whose loopback has a 576-byte MTU, where dig asks a small DNS server over UDP (the kernel
+ * fragments the 2 KB answer) and over TCP; then on captures written by hand (test/helpers/pcap-file.ts) for
+ * what the kernel will not produce on demand (fragmented TCP, fragments out of order, a lost fragment).
+ * Hand-written files hold documentation or private addresses and are only read: nothing is sent anywhere.
  */
 
 const run = promisify(execFile);
@@ -43,7 +48,88 @@ function bigAnswer(name: string, id: number): { query: Buffer; answer: Buffer; a
 
 const lengthPrefixed = (message: Buffer) => Buffer.concat([Buffer.from([message.length >> 8, message.length & 0xff]), message]);
 
-describe('IPv4 fragments and DNS over TCP', () => {
+/**
+ * A DNS server on 127.0.0.1:53 of the namespace it runs in: every UDP query gets UDP_ANSWER and every TCP
+ * query TCP_ANSWER (responses encoded for one name each), with the query's id.
+ */
+const RESPONDER = `
+import dgram from 'node:dgram';
+import net from 'node:net';
+const reply = (answer, query) => { const message = Buffer.from(answer, 'hex'); query.copy(message, 0, 0, 2); return message; };
+const udp = dgram.createSocket('udp4');
+udp.on('message', (query, peer) => udp.send(reply(process.env.UDP_ANSWER, query), peer.port, peer.address));
+udp.bind(53, '127.0.0.1');
+net.createServer((socket) => {
+  let buffered = Buffer.alloc(0);
+  socket.on('data', (data) => {
+    buffered = Buffer.concat([buffered, data]);
+    if (buffered.length < 2 || buffered.length < 2 + buffered.readUInt16BE(0)) return;
+    const message = reply(process.env.TCP_ANSWER, buffered.subarray(2));
+    const length = Buffer.alloc(2);
+    length.writeUInt16BE(message.length);
+    socket.end(Buffer.concat([length, message]));
+  });
+  socket.on('error', () => undefined);
+}).listen(53, '127.0.0.1', () => console.log('ready'));
+`;
+
+describe('IPv4 fragments and DNS over TCP in a real capture', () => {
+  const namespace = `nestbox-frag-${randomBytes(4).toString('hex')}`;
+  const inNamespace = (argv: string[]) => ['ip', 'netns', 'exec', namespace, ...argv];
+  let dir: string;
+  let responder: ChildProcess | undefined;
+  let capture: string;
+  let addresses: string[];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nestbox-fragments-real-'));
+    await run('ip', ['netns', 'add', namespace]);
+    await run('ip', ['netns', 'exec', namespace, 'ip', 'link', 'set', 'lo', 'mtu', '576', 'up']);
+    const udp = bigAnswer('udp.example.test', 0);
+    const tcp = bigAnswer('tcp.example.test', 0);
+    addresses = udp.addresses;
+    const argv = inNamespace([process.execPath, '--input-type=module', '-e', RESPONDER]);
+    const env = { ...process.env, UDP_ANSWER: udp.answer.toString('hex'), TCP_ANSWER: tcp.answer.toString('hex') };
+    responder = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => responder!.stdout!.once('data', () => resolve()));
+    capture = join(dir, 'dns.pcap');
+    const tcpdump = await startCapture(capture, { iface: 'lo', namespace });
+    try {
+      const dig = (name: string, transport: string) => {
+        const command = inNamespace(['dig', '@127.0.0.1', name, 'A', '+tries=1', '+time=3', '+bufsize=4096', transport]);
+        return run(command[0]!, command.slice(1));
+      };
+      await dig('udp.example.test', '+notcp');
+      await dig('tcp.example.test', '+tcp');
+    } finally {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await stopCapture(tcpdump);
+    }
+  });
+
+  after(async () => {
+    responder?.kill();
+    await run('ip', ['netns', 'del', namespace]).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the kernel fragmented the UDP answer, and both answers read as tshark reads them', async () => {
+    const fragmentsSeen = await tshark(capture, ['-o', 'ip.defragment:FALSE', '-Y', 'ip.flags.mf == 1', '-T', 'fields', '-e', 'frame.number']);
+    assert.ok(fragmentsSeen.length >= 2, `${fragmentsSeen.length} fragments with more to come`);
+    const expected = await tshark(capture, ['-Y', 'dns.flags.response == 1', '-T', 'fields', '-e', 'dns.qry.name', '-e', 'dns.a']);
+    assert.deepEqual(expected, [`udp.example.test\t${addresses.join(',')}`, `tcp.example.test\t${addresses.join(',')}`]);
+    const { facts } = await analysePcap(capture);
+    const answers = addresses.map((data) => ({ type: 'A', data }));
+    assert.deepEqual(facts.dns, [
+      { request: 'udp.example.test', type: 'A', answers },
+      { request: 'tcp.example.test', type: 'A', answers },
+    ]);
+    assert.deepEqual(facts.tcp.map((flow) => flow.dport), [53]);
+    assert.deepEqual(facts.irc, []);
+  });
+});
+
+describe('IPv4 fragments and DNS over TCP in captures written by hand', () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'nestbox-fragments-'));
