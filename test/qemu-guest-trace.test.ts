@@ -263,7 +263,10 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
     strace = imageHasEbpf ? await analyse({ tracer: 'strace' }) : standard;
   });
 
-  after(() => rmSync(work, { recursive: true, force: true }));
+  after(async () => {
+    await machinery?.close?.();
+    rmSync(work, { recursive: true, force: true });
+  });
 
   it('traces with eBPF when the image has its tracer, and says which tracer ran', () => {
     const info = first(standard, 'tracer.info');

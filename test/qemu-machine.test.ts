@@ -113,7 +113,11 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     await machinery.prepare();
   });
 
-  after(() => rmSync(workDir, { recursive: true, force: true }));
+  after(async () => {
+    // The machinery keeps the next task's network ready: close() removes it.
+    await machinery?.close?.();
+    rmSync(workDir, { recursive: true, force: true });
+  });
 
   it('runs a script through the agent: behaviour, dropped files, fake internet, screenshots, memory dumps', async () => {
     // A listener on the host's loopback: QEMU's user-mode network would lead the guest's 10.0.2.2 here if

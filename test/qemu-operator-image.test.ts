@@ -74,6 +74,7 @@ describe('qemu machine with an operator image and the agent only', { timeout: 30
       assert.deepEqual(result.warnings, []);
     } finally {
       await session.destroy();
+      await machinery.close?.();
     }
     assert.ok(readFileSync(paths.pcap).includes(Buffer.from('operator-check')), 'the sample ran and its traffic is captured');
     assert.ok(readdirSync(paths.shots).some((name) => name.endsWith('.jpg')), 'screenshots are taken');

@@ -68,6 +68,8 @@ export interface Machinery {
   start(request: AnalysisRequest): Promise<MachineSession>;
   /** Removes what runs interrupted by a crash left behind (at service start-up). */
   cleanupStale(): Promise<void>;
+  /** Ends what the machinery keeps ready between tasks (a spare network, a waiting tracer), at service stop. */
+  close?(): Promise<void>;
 }
 
 export type MachineryFactory = (config: Config, log: Logger) => Machinery;

@@ -58,8 +58,7 @@ export class Scheduler {
     await Promise.allSettled([this.ticking, this.processing, ...this.running.values()]);
     // What machineries keep ready between tasks (a spare network, a waiting tracer) must not outlive the service.
     for (const kind of this.prepared.keys()) {
-      const machinery = this.machinery(kind) as (Machinery & { close?: () => Promise<void> }) | undefined;
-      await machinery?.close?.().catch((error: Error) => this.ctx.log.error({ err: error, kind }, 'closing the machinery failed'));
+      await this.machinery(kind)?.close?.().catch((error: Error) => this.ctx.log.error({ err: error, kind }, 'closing the machinery failed'));
     }
   }
 

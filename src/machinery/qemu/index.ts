@@ -4,7 +4,8 @@ import { unavailable } from '../../errors.js';
 import { MachineContexts } from '../machine-contexts.js';
 import { runCommand } from '../linux/command.js';
 import type { CreateTaskNetwork } from '../linux/contracts.js';
-import { cleanupStaleNetworks, createTaskNetwork } from '../linux/network/index.js';
+import { machineId } from '../linux/machine-id.js';
+import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../linux/network/index.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { prepareQemuMachine } from './prepare.js';
 import { QemuSession, type QemuMachineContext } from './session.js';
@@ -36,12 +37,16 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
 
   const contexts = new MachineContexts<QemuMachineContext>(async (name) => {
     await checkTools();
-    return prepareQemuMachine(name, settingsOf(name), {
+    const context = await prepareQemuMachine(name, settingsOf(name), {
       log: machineLog,
       internetInterface: config.routing.internet_interface,
       archivePasswords: config.archives.passwords,
       createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     });
+    // The first task's network is made ahead (for the default route); each next one while the machine idles.
+    const spareNetwork = parts.createTaskNetwork ? undefined : new SpareNetwork(() => machineId(0), machineLog);
+    spareNetwork?.refill(config.routing.default_route);
+    return spareNetwork ? { ...context, spareNetwork } : context;
   });
 
   return {
@@ -52,6 +57,9 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
     },
     async start(request: AnalysisRequest): Promise<MachineSession> {
       return QemuSession.start(await contexts.get(request.machine.name), request);
+    },
+    async close() {
+      for (const context of contexts.all()) await context.then((ready) => ready.spareNetwork?.close()).catch(() => undefined);
     },
     async cleanupStale() {
       const runDirs = new Set(qemuMachines().map((machine) => settingsOf(machine.name).run_dir));

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
 import { internal } from '../../errors.js';
 import type { CreateTaskNetwork, TaskNetwork } from '../linux/contracts.js';
+import type { SpareNetwork } from '../linux/network/index.js';
 import { machineId } from '../linux/machine-id.js';
 import { recordOwner } from '../linux/ownership.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
@@ -35,6 +36,8 @@ export interface QemuMachineContext {
   /** Tried in turn on password-protected zip samples. */
   archivePasswords: string[];
   createTaskNetwork: CreateTaskNetwork;
+  /** The next task's network, made while the machine idles (as the linux kind does). */
+  spareNetwork?: SpareNetwork;
 }
 
 const LOAD_TIMEOUT_MS = 30_000;
@@ -167,15 +170,9 @@ export class QemuSession implements MachineSession {
 
   /** The task network, the tap and the disk overlay, made side by side; each is kept for release() even if another fails. */
   private async prepareHostSide(tap: string, rebootDisk: KeptDisk | undefined): Promise<void> {
-    const { context, request } = this;
+    const { context } = this;
     const [network, ...others] = await Promise.allSettled([
-      context.createTaskNetwork({
-        id: this.id,
-        route: request.route,
-        internetInterface: context.internetInterface,
-        pcapPath: request.paths.pcap,
-        log: this.log,
-      }),
+      this.takeNetwork(),
       createTap(tap),
       rebootDisk ? createOverlay(rebootDisk.disk, this.diskPath) : createTaskDisk(context.ready, this.diskPath),
     ]);
@@ -398,6 +395,22 @@ export class QemuSession implements MachineSession {
     await attempt('removing the task network', () => this.network?.close() ?? Promise.resolve());
     await attempt('removing the tap', () => removeTap(tapName(this.id)));
     await attempt('removing the run folder', () => rm(this.runDir, { recursive: true, force: true }));
+    // The machine is idle now: the next task's network is made meanwhile.
+    this.context.spareNetwork?.refill(this.request.route);
+  }
+
+  /** The spare network, handed over (it removes itself if that fails), or one made now. */
+  private async takeNetwork(): Promise<TaskNetwork> {
+    const { context, request } = this;
+    const spare = await context.spareNetwork?.take(request.route);
+    if (spare) return spare.handOver(request.paths.pcap);
+    return context.createTaskNetwork({
+      id: this.id,
+      route: request.route,
+      internetInterface: context.internetInterface,
+      pcapPath: request.paths.pcap,
+      log: this.log,
+    });
   }
 
   private warn(message: string): void {
