@@ -13,7 +13,7 @@ import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from './network/index.js';
 import { createTracer, type BehaviourTracer } from './tracer/index.js';
-import { isMachineId, machineId } from './machine-id.js';
+import { isMachineId } from './machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
 import { ownerIsAlive } from './ownership.js';
 import { supportsDisableUserns } from './sandbox.js';
@@ -103,8 +103,7 @@ async function prepareMachine(
   // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
   if (tracer && 'prepare' in tracer) void (tracer as BehaviourTracer).prepare();
   // The first task's network is made ahead too (for the default route); each next one while the machine idles.
-  const spareNetwork = parts.createTaskNetwork ? undefined : new SpareNetwork(() => machineId(0), log);
-  spareNetwork?.refill(config.routing.default_route);
+  const spareNetwork = parts.createTaskNetwork ? undefined : SpareNetwork.startedFor(config.routing.default_route, log);
   const machine = config.machines.find((candidate) => candidate.name === name);
   log.info({ machine: name, guestRoot, cgroups: cgroupLayout.kind }, 'linux machine ready');
   return {

@@ -4,7 +4,6 @@ import { unavailable } from '../../errors.js';
 import { MachineContexts } from '../machine-contexts.js';
 import { runCommand } from '../linux/command.js';
 import type { CreateTaskNetwork } from '../linux/contracts.js';
-import { machineId } from '../linux/machine-id.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../linux/network/index.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { prepareQemuMachine } from './prepare.js';
@@ -44,8 +43,7 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
       createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     });
     // The first task's network is made ahead (for the default route); each next one while the machine idles.
-    const spareNetwork = parts.createTaskNetwork ? undefined : new SpareNetwork(() => machineId(0), machineLog);
-    spareNetwork?.refill(config.routing.default_route);
+    const spareNetwork = parts.createTaskNetwork ? undefined : SpareNetwork.startedFor(config.routing.default_route, machineLog);
     return spareNetwork ? { ...context, spareNetwork } : context;
   });
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Route } from '../../types.js';
+import { machineId } from '../machine-id.js';
 import { prepareTaskNetwork, type PreparedNetwork } from './task-network.js';
 
 /**
@@ -28,6 +29,13 @@ export class SpareNetwork {
     private readonly newId: () => string,
     private readonly log: Logger,
   ) {}
+
+  /** A machine's spare, the first one started now for `route` (the route most tasks take). */
+  static startedFor(route: Route, log: Logger): SpareNetwork {
+    const spare = new SpareNetwork(() => machineId(0), log);
+    spare.refill(route);
+    return spare;
+  }
 
   /** Starts making a network for `route`, unless one is there; one for another route is removed. */
   refill(route: Route): void {
