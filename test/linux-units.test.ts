@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import { I386, sandboxSeccompProgram, X86_64 } from '../src/machinery/linux/secc
 import { decodeXwd } from '../src/machinery/linux/xwd-image.js';
 import { linuxSettingsSchema } from '../src/machinery/linux/settings.js';
 import { configTemplate } from '../src/config/template.js';
-import { supportsDisableUserns } from '../src/machinery/linux/sandbox.js';
+import { checkRangeIsFree, hostIdOf, machineIdRange } from '../src/machinery/linux/host-ids.js';
 import { isNestboxError } from '../src/errors.js';
 import { configSchema } from '../src/config/schema.js';
 import { createMachinery, machineryKinds, machineryResolver } from '../src/machinery/registry.js';
@@ -160,11 +160,26 @@ describe('machine ids and locks', () => {
     assert.ok(!isMachineId('dev') && !isMachineId('../etc'));
   });
 
-  it('use --disable-userns only where bubblewrap knows it', () => {
-    assert.equal(supportsDisableUserns('bubblewrap 0.8.0'), true);
-    assert.equal(supportsDisableUserns('bubblewrap 0.11.0'), true);
-    assert.equal(supportsDisableUserns('bubblewrap 0.6.1'), false);
-    assert.equal(supportsDisableUserns(''), false);
+  it('map the machine ids onto the host range, unknown ids onto its nobody', () => {
+    const range = machineIdRange(0x70000000);
+    assert.deepEqual(range, { base: 1879048192, count: 65536 });
+    assert.equal(hostIdOf(range, 0), 1879048192);
+    assert.equal(hostIdOf(range, 1000), 1879049192);
+    assert.equal(hostIdOf(range, 65535), 1879048192 + 65535);
+    assert.equal(hostIdOf(range, 70000), 1879048192 + 65534);
+  });
+
+  it('refuse a machine id range that a host user, group or subordinate range uses', async () => {
+    const etc = mkdtempSync(join(tmpdir(), 'nestbox-etc-'));
+    const write = (name: string, text: string) => writeFileSync(join(etc, name), text);
+    write('passwd', 'root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/sh\n');
+    write('group', 'root:x:0:\n');
+    write('subuid', 'alice:100000:65536\n');
+    write('subgid', 'alice:100000:65536\n');
+    await checkRangeIsFree(machineIdRange(0x70000000), etc);
+    await assert.rejects(checkRangeIsFree(machineIdRange(131072), etc), /overlap alice's ids 100000-165535 in .*subuid/);
+    write('group', 'root:x:0:\nbig:x:1879113000:\n');
+    await assert.rejects(checkRangeIsFree(machineIdRange(0x70000000), etc), /overlap big's ids 1879113000-1879113000 in .*group/);
   });
 
   it('lock a file exclusively across holders, and release it', async () => {

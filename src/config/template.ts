@@ -63,6 +63,7 @@ machines:                    # analysis machines; kind linux needs no VM image
     #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
     #   mirror: http://deb.debian.org/debian
     #   browser: true                 # chromium in the guest root for URL tasks (~130 MiB download)
+    #   host_id_base: 1879048192      # host uid/gid of root inside; the machine's ids 0-65535 are this + 0-65535
     #   run_dir: /run/nestbox/machines
     #   memory_mb: 1024               # memory limit of the whole machine
     #   disk_mb: 512                  # what the sample may write in total

@@ -7,6 +7,8 @@ import { isNestboxError, NestboxError } from '../../errors.js';
 import { mustRun } from './command.js';
 import { lockFile } from './file-lock.js';
 import { GUEST_INIT_REAL_PATH } from './guest-init.js';
+import { machineIdRange } from './host-ids.js';
+import { shiftOwnership } from './shift-ownership.js';
 import type { LinuxSettings } from './settings.js';
 
 /** Bump when the build steps change in a way the package list does not show. */
@@ -32,10 +34,11 @@ export interface GuestRootPlan {
   path: string;
 }
 
-export function guestRootPlan(settings: Pick<LinuxSettings, 'guest_root_dir' | 'browser'>): GuestRootPlan {
+export function guestRootPlan(settings: Pick<LinuxSettings, 'guest_root_dir' | 'browser' | 'host_id_base'>): GuestRootPlan {
   const packages = [...BASE_PACKAGES, ...(settings.browser ? BROWSER_PACKAGES : [])];
+  // Files are owned in the machine's host id range: another range is another guest root.
   const version = createHash('sha256')
-    .update(JSON.stringify({ BUILD_REVISION, SUITE, packages }))
+    .update(JSON.stringify({ BUILD_REVISION, SUITE, packages, hostIdBase: settings.host_id_base }))
     .digest('hex')
     .slice(0, 16);
   return { version, packages, path: join(settings.guest_root_dir, version) };
@@ -43,7 +46,8 @@ export function guestRootPlan(settings: Pick<LinuxSettings, 'guest_root_dir' | '
 
 /**
  * Returns the guest root for these settings, building it first when it is not there yet: a Debian
- * minbase from debootstrap plus the packages above. Building happens in a temporary
+ * minbase from debootstrap plus the packages above, its files then owned by the machine's host ids
+ * (root's files by the range's base), so that root inside the machine owns them. Building happens in a temporary
  * folder renamed into place when complete, under a lock, so concurrent callers wait for one build and a
  * crashed build leaves nothing that looks usable. Downloaded packages are cached beside it.
  */
@@ -73,6 +77,7 @@ async function buildGuestRoot(plan: GuestRootPlan, settings: LinuxSettings, log:
     await debootstrap(building, caches.debootstrap, settings.mirror);
     await installPackages(building, caches.apt, plan.packages);
     await finishRoot(building);
+    await shiftOwnership(building, machineIdRange(settings.host_id_base));
     await rename(building, plan.path);
   } catch (error) {
     await rm(building, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
@@ -11,12 +11,14 @@ import { runCommand } from './command.js';
 import type { CreateTaskNetwork, Tracer } from './contracts.js';
 import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
+import { checkRangeIsFree, machineIdRange } from './host-ids.js';
+import { ensureNativeProgram, USERNS_EXEC } from './native-programs.js';
+import { ensureTraversable, makeRunDir } from './run-dir.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from './network/index.js';
 import { createTracer, type BehaviourTracer } from './tracer/index.js';
 import { isMachineId } from './machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
 import { ownerIsAlive } from './ownership.js';
-import { supportsDisableUserns } from './sandbox.js';
 import { sandboxSeccompProgram } from './seccomp.js';
 import { LinuxSession, type MachineContext } from './session.js';
 import { parseLinuxSettings, type LinuxSettings } from './settings.js';
@@ -92,12 +94,16 @@ async function prepareMachine(
 ): Promise<MachineContext> {
   await checkTools(settings);
   const cgroupLayout = detectCgroupLayout();
+  const hostIds = machineIdRange(settings.host_id_base);
+  await checkRangeIsFree(hostIds);
   const guestRoot = await ensureGuestRoot(settings, log);
   const initPath = await ensureGuestInit(settings.guest_root_dir);
-  await mkdir(settings.run_dir, { recursive: true, mode: 0o700 });
+  const launcher = await ensureNativeProgram(USERNS_EXEC, settings.guest_root_dir);
+  await makeRunDir(settings.run_dir);
+  // The sandbox's root is an unprivileged host id: it must be able to reach its root to bind it.
+  await ensureTraversable(guestRoot);
   const seccompPath = join(settings.run_dir, SECCOMP_FILE);
   await writeFile(seccompPath, sandboxSeccompProgram());
-  const disableUserns = supportsDisableUserns((await runCommand(['bwrap', '--version'])).stdout);
   // Nothing is awaited after this point: what is made ahead below belongs to a context that is returned.
   const tracer = settings.tracing ? (parts.createTracer ?? createTracer)(log) : undefined;
   // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
@@ -111,7 +117,8 @@ async function prepareMachine(
     guestRoot,
     initPath,
     seccompPath,
-    disableUserns,
+    launcher,
+    hostIds,
     cgroupLayout,
     hostname: machine?.label ?? name,
     internetInterface: config.routing.internet_interface,

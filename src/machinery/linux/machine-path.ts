@@ -22,12 +22,16 @@ export async function hostPathInMachine(root: string, inMachine: string, { isFol
   return join(root, ...parts);
 }
 
-/** Writes a file inside the machine without following a link at its place. */
-export async function writeInMachine(root: string, inMachine: string, data: Buffer, mode: number): Promise<void> {
+/**
+ * Writes a file inside the machine without following a link at its place, owned by `owner` (the host id
+ * of the machine's root), so that the sample, root inside, owns it as it would a file it downloaded.
+ */
+export async function writeInMachine(root: string, inMachine: string, data: Buffer, mode: number, owner: number): Promise<void> {
   const target = await hostPathInMachine(root, inMachine);
   const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode);
   try {
     await handle.writeFile(data);
+    await handle.chown(owner, owner);
     await handle.chmod(mode);
   } finally {
     await handle.close();
@@ -38,13 +42,13 @@ export async function writeInMachine(root: string, inMachine: string, data: Buff
  * Makes sure each path is a regular file of the machine (an empty one if it was not): the sandbox binds
  * files over them, which fails on a link or folder a sample may have left in a reboot task's state.
  */
-export async function ensureRegularFiles(root: string, paths: string[]): Promise<void> {
+export async function ensureRegularFiles(root: string, paths: string[], owner: number): Promise<void> {
   for (const inMachine of paths) {
     const target = await hostPathInMachine(root, inMachine);
     const stat = await lstat(target).catch(() => null);
     if (stat?.isFile()) continue;
     if (stat) await rm(target, { recursive: true, force: true });
     const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    await handle.close();
+    await handle.chown(owner, owner).finally(() => handle.close());
   }
 }

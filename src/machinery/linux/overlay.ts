@@ -32,9 +32,11 @@ export class MachineDisk {
 
   /**
    * Mounts a fresh disk; with `restoreFrom` (a tar of an earlier machine's upper layer) the disk starts
-   * from that machine's end state. One shell does every step: spawning is most of the cost.
+   * from that machine's end state. The upper layer's top folder, which is the machine's `/`, belongs to
+   * `rootId` (the host id of the machine's root), as the guest root's files do. One shell does every
+   * step: spawning is most of the cost.
    */
-  async mount(lower: string, sizeBytes: number, restoreFrom?: string): Promise<void> {
+  async mount(lower: string, sizeBytes: number, rootId: number, restoreFrom?: string): Promise<void> {
     const script = [
       'set -e',
       'cd "$DIR"',
@@ -42,11 +44,12 @@ export class MachineDisk {
       'ln -sfn "$LOWER" lower',
       'mount -t tmpfs -o "size=$SIZE,mode=0755,nosuid,nodev" tmpfs rw',
       'mkdir rw/upper rw/work',
+      'chown "$ROOT_ID:$ROOT_ID" rw/upper',
       `if [ -n "$RESTORE" ]; then tar -x -f "$RESTORE" -C rw/upper --numeric-owner --xattrs --xattrs-include='trusted.overlay.*'; fi`,
       'mount -t overlay -o "lowerdir=lower,upperdir=rw/upper,workdir=rw/work,nosuid" overlay root',
     ].join('\n');
     await mustRun(['sh', '-c', script], 'mounting the machine disk', {
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', DIR: this.dir, SIZE: String(sizeBytes), LOWER: lower, RESTORE: restoreFrom ?? '' },
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', DIR: this.dir, SIZE: String(sizeBytes), LOWER: lower, ROOT_ID: String(rootId), RESTORE: restoreFrom ?? '' },
     });
   }
 

@@ -1,15 +1,17 @@
 import { pino } from 'pino';
 import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
+import { ensureNativeProgram, USERNS_EXEC } from './native-programs.js';
 import { parseLinuxSettings } from './settings.js';
 
 /**
- * Builds the default guest root and machine init ahead of first use (setup, CI, tests):
+ * Builds the default guest root, machine init and user namespace launcher ahead of first use (setup, CI, tests):
  *   node dist/src/machinery/linux/prepare-guest.js
- * Does nothing when both are already there.
+ * Does nothing when they are already there.
  */
 const settings = parseLinuxSettings({}, 'default');
 const log = pino({ level: 'info' });
 const root = await ensureGuestRoot(settings, log);
 const init = await ensureGuestInit(settings.guest_root_dir);
-log.info({ root, init }, 'guest root and init ready');
+const launcher = await ensureNativeProgram(USERNS_EXEC, settings.guest_root_dir);
+log.info({ root, init, launcher }, 'guest root, init and launcher ready');

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,12 +15,14 @@ import { runCommand } from './command.js';
 import type { CreateTaskNetwork, TaskNetwork, Tracer, TracerSession } from './contracts.js';
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
 import { GUEST_INIT_PATH, GUEST_INIT_REAL_PATH } from './guest-init.js';
+import type { HostIdRange } from './host-ids.js';
 import { machineId } from './machine-id.js';
 import type { PreparedNetwork, SpareNetwork } from './network/index.js';
 import { ensureRegularFiles, hostPathInMachine, writeInMachine } from './machine-path.js';
 import { dumpProcessMemory } from './memory-dump.js';
 import { MachineDisk } from './overlay.js';
 import { recordOwner } from './ownership.js';
+import { makeMachineDir } from './run-dir.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
 import { guestEnvironment, spawnSandbox, type SandboxSpec } from './sandbox.js';
 import { ScreenshotTaker } from './screenshots.js';
@@ -34,8 +36,10 @@ export interface MachineContext {
   /** Host path of the compiled init, bound over /sbin/init. */
   initPath: string;
   seccompPath: string;
-  /** bubblewrap supports --disable-userns. */
-  disableUserns: boolean;
+  /** The user namespace launcher (native/userns-exec.c). */
+  launcher: string;
+  /** Host ids of the machine's ids: root inside is `hostIds.base` on the host. */
+  hostIds: HostIdRange;
   cgroupLayout: CgroupLayout;
   hostname: string;
   internetInterface: string;
@@ -61,6 +65,9 @@ const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/e
 /** Where a tracer running inside the machine writes its log. */
 const TRACE_LOG = '/run/nestbox-trace.log';
 const MAX_DROPPED_FILES = 1000;
+/** Bound over the parts of /proc the machine may not see. */
+const EMPTY_FILE = 'empty';
+const EMPTY_FOLDER = 'empty.d';
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
 export class LinuxSession implements MachineSession {
@@ -114,7 +121,7 @@ export class LinuxSession implements MachineSession {
     const id = prepared?.id ?? machineId(request.taskId);
     const dir = join(context.settings.run_dir, id);
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await makeMachineDir(dir);
       await recordOwner(dir, request.taskId);
       request.paths.create();
     } catch (error) {
@@ -143,7 +150,7 @@ export class LinuxSession implements MachineSession {
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
-      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, restoreFrom),
+      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.rootId, restoreFrom),
       this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent }),
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
@@ -152,7 +159,7 @@ export class LinuxSession implements MachineSession {
     this.tracerStarting = this.startTracer();
     await this.writeBoundFiles(this.network!.gatewayAddress);
     mark('network, disk, cgroups');
-    await ensureRegularFiles(this.disk.root, BOUND_FILES);
+    await ensureRegularFiles(this.disk.root, BOUND_FILES, this.rootId);
     await this.placeSample();
     mark('sample placed');
     // Xvfb takes about 0.15 s of CPU to be ready. A sample that needs it (or may: an archive's file is not
@@ -190,6 +197,15 @@ export class LinuxSession implements MachineSession {
     await writeFile(join(dir, 'resolv.conf'), `nameserver ${gateway}\n`);
     await writeFile(join(dir, 'hostname'), `${hostname}\n`);
     await writeFile(join(dir, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
+    await writeFile(join(dir, EMPTY_FILE), '', { mode: 0o444 });
+    await mkdir(join(dir, EMPTY_FOLDER), { mode: 0o555 });
+    // Inside they stand where root's own files would: owned by the machine's root, not by nobody.
+    for (const name of ['init', 'resolv.conf', 'hostname', 'hosts', EMPTY_FILE, EMPTY_FOLDER]) await chown(join(dir, name), this.rootId, this.rootId);
+  }
+
+  /** The host id of root inside the machine. */
+  private get rootId(): number {
+    return this.context.hostIds.base;
   }
 
   private get boundFilesDir(): string {
@@ -204,7 +220,7 @@ export class LinuxSession implements MachineSession {
     if (request.category === 'file' && request.samplePath) {
       const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
       this.samplePath = `${SAMPLE_DIR}/${name}`;
-      await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755);
+      await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755, this.rootId);
       target = { fileName: name, fileType: await this.sampleType };
       this.analysisLog.info(`sample ${this.samplePath}: ${target.fileType}`);
     }
@@ -221,7 +237,9 @@ export class LinuxSession implements MachineSession {
       procsFiles: this.cgroups.procsFiles(leaf),
       hostname: this.context.hostname,
       seccompPath: this.context.seccompPath,
-      disableUserns: this.context.disableUserns,
+      launcher: this.context.launcher,
+      hostIds: this.context.hostIds,
+      covers: { emptyFile: join(this.boundFilesDir, EMPTY_FILE), emptyFolder: join(this.boundFilesDir, EMPTY_FOLDER) },
       roBinds: [
         { source: join(this.boundFilesDir, 'init'), dest: GUEST_INIT_PATH },
         { source: join(this.boundFilesDir, 'resolv.conf'), dest: '/etc/resolv.conf' },
@@ -278,7 +296,7 @@ export class LinuxSession implements MachineSession {
   /** The screen in xwd format, grabbed from a sandbox on the read-only guest root; null on failure. */
   private async grabScreen(): Promise<Buffer | null> {
     const child = spawnSandbox(
-      this.sandboxSpec('support', [GUEST_INIT_PATH, 'xwd', '-root', '-silent', '-display', ':0'], { root: this.context.guestRoot, rootReadOnly: true, cwd: '/' }),
+      this.sandboxSpec('support', ['xwd', '-root', '-silent', '-display', ':0'], { root: this.context.guestRoot, rootReadOnly: true, cwd: '/' }),
     );
     const chunks: Buffer[] = [];
     let size = 0;
@@ -331,7 +349,7 @@ export class LinuxSession implements MachineSession {
 
   /** Runs a helper command in the machine, outside the traced cgroup; resolves with its exit code. */
   private async runSupport(argv: string[], timeoutMs: number): Promise<number> {
-    const child = spawnSandbox(this.sandboxSpec('support', [GUEST_INIT_PATH, ...argv]));
+    const child = spawnSandbox(this.sandboxSpec('support', argv));
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -407,7 +425,7 @@ export class LinuxSession implements MachineSession {
 
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
   private spawnBlocked(argv: string[]): ChildProcess {
-    const child = spawnSandbox(this.sandboxSpec('sample', [GUEST_INIT_PATH, ...argv], { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD }));
+    const child = spawnSandbox(this.sandboxSpec('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD }));
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;

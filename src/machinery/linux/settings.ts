@@ -12,6 +12,14 @@ export const linuxSettingsSchema = z.strictObject({
   mirror: z.string().default('http://deb.debian.org/debian'),
   /** Install chromium in the guest root for URL tasks (about 130 MiB more to download). */
   browser: z.boolean().default(true),
+  /**
+   * First host uid and gid of the machine's ids: root inside the machine is this host id, and ids 0 to
+   * 65535 inside are this one to this + 65535 on the host. The default 1879048192 (0x70000000) lies above
+   * the ranges useradd (/etc/subuid) and systemd-nspawn hand out, and below 2^31, where some tools read
+   * ids as negative. The range must belong to no host user, group or subordinate range: start-up checks.
+   * The guest root is built with its files owned in this range, so changing it builds another.
+   */
+  host_id_base: z.number().int().min(65536).max(2 ** 32 - 65536 - 1).multipleOf(65536).default(0x70000000),
   /** Per-task state: mount points of the writable layer, seccomp program, owner records. */
   run_dir: z.string().default('/run/nestbox/machines'),
   /** Memory limit of the whole machine (sample, display, page cache of its files). */

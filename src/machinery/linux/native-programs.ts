@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mustRun } from './command.js';
+
+/** The C sources in the clone's native/ folder (this file runs from dist/src/machinery/linux/). */
+const NATIVE_SOURCES = fileURLToPath(new URL('../../../../native/', import.meta.url));
+
+export interface NativeProgram {
+  /** File name in native/. */
+  source: string;
+  /** What it is, for error messages. */
+  purpose: string;
+  flags: string[];
+}
+
+/** pid 1 of every sandbox; static, so that it runs in any guest root. */
+export const MACHINE_INIT: NativeProgram = { source: 'init.c', purpose: 'the machine init', flags: ['-static'] };
+
+/** Starts the sandbox in a user namespace whose root is an unprivileged host id. */
+export const USERNS_EXEC: NativeProgram = { source: 'userns-exec.c', purpose: 'the user namespace launcher', flags: [] };
+
+/**
+ * Compiles a program of native/ with the host's C compiler, once per source version, into
+ * `dir/<name>-<hash>`, and returns its path. A build goes to a temporary name renamed into place, so
+ * that concurrent callers and crashed builds never leave a half-written binary under the final name.
+ */
+export async function ensureNativeProgram(program: NativeProgram, dir: string): Promise<string> {
+  const sourcePath = join(NATIVE_SOURCES, program.source);
+  const source = readFileSync(sourcePath);
+  const hash = createHash('sha256').update(source).update(program.flags.join(' ')).digest('hex').slice(0, 12);
+  const binary = join(dir, `${program.source.replace(/\.c$/, '')}-${hash}`);
+  if (existsSync(binary)) return binary;
+  await mkdir(dir, { recursive: true });
+  const building = `${binary}.${process.pid}`;
+  try {
+    await mustRun(['gcc', '-O2', '-Wall', '-Wextra', ...program.flags, '-o', building, sourcePath], `compiling ${program.purpose}`);
+    await rename(building, binary);
+  } finally {
+    await rm(building, { force: true });
+  }
+  return binary;
+}
