@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
+import { linuxSettingsSchema } from '../src/machinery/linux/settings.js';
 import type { Machinery } from '../src/machinery/types.js';
 import { isNestboxError } from '../src/errors.js';
 import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
@@ -118,16 +119,29 @@ describe('linux machinery', () => {
     const original = await runInMachine(machinery, {
       sample: {
         name: 'persist.sh',
-        content: '#!/bin/sh\necho "@reboot root echo came-back > /var/tmp/after-reboot" > /etc/cron.d/persist\necho first-run > /root/state.txt\n',
+        content: [
+          '#!/bin/sh',
+          'echo "@reboot root echo came-back > /var/tmp/after-reboot; echo again >> /root/changed.txt" > /etc/cron.d/persist',
+          'echo first-run > /root/state.txt',
+          'echo first-run > /root/changed.txt',
+        ].join('\n'),
       },
     });
     assert.ok(existsSync(rebootStatePath(original.paths)));
+    // The kept state holds the machine's host ids, never host root's: root inside owns it again after the reboot.
+    const owners = execFileSync('tar', ['-tvf', rebootStatePath(original.paths), '--numeric-owner'], { encoding: 'utf8' });
+    const base = linuxSettingsSchema.parse({}).host_id_base;
+    const rootFiles = owners.split('\n').filter((entry) => / \.?\/?root\/(state|changed)\.txt$/.test(entry));
+    assert.equal(rootFiles.length, 2, owners);
+    for (const line of rootFiles) assert.ok(line.includes(` ${base}/${base} `), line);
     const reboot = await runInMachine(machinery, { rebootFrom: original.paths });
     assert.equal(reboot.result.ended, 'exited');
     assert.match(reboot.log, /analysis package: reboot/);
     const dropped = Object.fromEntries(reboot.files.map((file) => [file.filepath, file.path]));
     assert.ok(dropped['/var/tmp/after-reboot'], reboot.log + JSON.stringify(reboot.files));
     assert.equal(readFileSync(join(reboot.paths.dir, dropped['/var/tmp/after-reboot']!), 'utf8'), 'came-back\n');
+    // Root inside may change what the original task left.
+    assert.equal(readFileSync(join(reboot.paths.dir, dropped['/root/changed.txt']!), 'utf8'), 'first-run\nagain\n');
     // What the original task left is the starting point, not something this run dropped.
     assert.equal(dropped['/root/state.txt'], undefined);
     assertNothingLeft(assert.deepEqual, reboot.machineId);
