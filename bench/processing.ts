@@ -9,7 +9,7 @@ import type { BehaviorEvent, EventBody } from '../src/analysis/events.js';
 import { type AppContext, createContext } from '../src/app.js';
 import { validateConfig } from '../src/config/load.js';
 import { sha256File } from '../src/processing/fileinfo.js';
-import { processTask } from '../src/processing/pipeline.js';
+import { processTask } from '../src/pipeline/process-task.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
 import { ethernetTcpPcap, TCP_SYN } from '../test/helpers/pcap-file.js';
 

@@ -38,7 +38,7 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
 async function createScheduler(ctx: AppContext, pollMs: number | undefined): Promise<Scheduler> {
   const [{ machineryResolver }, { processTask }, { Scheduler }] = await Promise.all([
     import('./machinery/registry.js'),
-    import('./processing/pipeline.js'),
+    import('./pipeline/process-task.js'),
     import('./scheduler/scheduler.js'),
   ]);
   const machineryFor = machineryResolver(ctx.config, ctx.log.child({ component: 'machinery' }));

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BehaviorEvent, EventBody } from '../src/analysis/events.js';
 import { commandLine, reconstructBehavior, TracerNotes } from '../src/processing/behavior-log.js';
-import { type EventFold, foldEventLog } from '../src/processing/event-log.js';
+import { type EventFold, foldEventLog } from '../src/report/event-log.js';
 
 /**
  * The behaviour section rebuilt from event logs written in the tracer's format (analysis/events.ts),

@@ -14,8 +14,8 @@ import { type AppContext, createContext } from '../src/app.js';
 import { validateConfig } from '../src/config/load.js';
 import type { NewTask } from '../src/db/schema.js';
 import { isNestboxError } from '../src/errors.js';
-import { processTask } from '../src/processing/pipeline.js';
-import type { Report } from '../src/processing/report-types.js';
+import { processTask } from '../src/pipeline/process-task.js';
+import type { Report } from '../src/report/report-types.js';
 import { scoreOf } from '../src/signatures/index.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
 

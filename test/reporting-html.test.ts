@@ -10,7 +10,7 @@ import { deflateSync, crc32 } from 'node:zlib';
 import { EVENTS_FILE } from '../src/analysis/events.js';
 import { isNestboxError } from '../src/errors.js';
 import { reconstructBehavior } from '../src/processing/behavior-log.js';
-import type { Report } from '../src/processing/report-types.js';
+import type { Report } from '../src/report/report-types.js';
 import { renderHtmlReport } from '../src/reporting/html.js';
 import { writeReports } from '../src/reporting/index.js';
 import { runSignatures, scoreOf } from '../src/signatures/index.js';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { isNestboxError } from '../src/errors.js';
-import type { Report } from '../src/processing/report-types.js';
+import type { Report } from '../src/report/report-types.js';
 import { jsonChunks, writeJsonReport } from '../src/reporting/json.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
 import { baseReport, makeAnalysis } from './helpers/signatures.js';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
 import { analysePcap } from '../src/processing/network-analysis.js';
-import type { Report, SignatureMatch } from '../src/processing/report-types.js';
+import type { Report, SignatureMatch } from '../src/report/report-types.js';
 import { runSignatures } from '../src/signatures/index.js';
 import type { AnalysisPaths } from '../src/storage/layout.js';
 import { converse, startCapture, stopCapture } from './helpers/capture.js';

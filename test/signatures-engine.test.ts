@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { EVENTS_FILE } from '../src/analysis/events.js';
-import type { SignatureMatch } from '../src/processing/report-types.js';
+import type { SignatureMatch } from '../src/report/report-types.js';
 import { techniqueOf } from '../src/signatures/attack.js';
 import { runSignatureClasses } from '../src/signatures/engine.js';
 import { PathTable } from '../src/signatures/helpers/path-table.js';

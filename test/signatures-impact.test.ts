@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe } from 'node:test';
-import type { DroppedFile } from '../src/processing/report-types.js';
+import type { DroppedFile } from '../src/report/report-types.js';
 import { EventLog, O, signatureCases } from './helpers/signatures.js';
 
 // Built from halves so that this test file itself is not flagged by scanners.

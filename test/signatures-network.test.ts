@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NetworkSection } from '../src/processing/report-types.js';
+import type { NetworkSection } from '../src/report/report-types.js';
 import { looksGenerated, registeredLabel } from '../src/signatures/helpers/domain-names.js';
 import { ethernetTcpPcap } from './helpers/pcap-file.js';
 import { emptyNetwork, EventLog, signatureCases } from './helpers/signatures.js';

@@ -1,15 +1,11 @@
 import { decodeList } from '../db/json-columns.js';
-import type { ErrorRow, GuestRow, MachineRow, SampleRow, TaskRow } from '../db/schema.js';
+import type { MachineRow, SampleRow, TaskRow } from '../db/schema.js';
+import { guestJson } from '../report/guest-json.js';
+import type { TaskDetails } from '../tasks/details.js';
 import { parseOptions } from '../tasks/options.js';
 import { formatCuckooDate } from '../util/time.js';
 
 /** Converters from database rows to the JSON objects of the Cuckoo 2.0.7 API (field names and types). */
-
-export interface TaskDetails {
-  sample?: SampleRow;
-  guest?: GuestRow;
-  errors?: readonly ErrorRow[];
-}
 
 export function taskJson(task: TaskRow, details: TaskDetails = {}) {
   return {
@@ -54,19 +50,6 @@ export function sampleJson(sample: SampleRow) {
     sha256: sample.sha256,
     sha512: sample.sha512,
     ssdeep: sample.ssdeep,
-  };
-}
-
-/** `withIds` is false for the copy inside report.json's info.machine. */
-export function guestJson(guest: GuestRow, withIds: boolean) {
-  return {
-    ...(withIds ? { id: guest.id, task_id: guest.task_id } : {}),
-    label: guest.label,
-    manager: guest.manager,
-    name: guest.name,
-    shutdown_on: formatCuckooDate(guest.shutdown_on),
-    started_on: formatCuckooDate(guest.started_on),
-    status: guest.status,
   };
 }
 

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { BehaviorEvent } from '../analysis/events.js';
-import { CALL_INDEX, type EventFold, foldOne, type Indexed } from './event-log.js';
-import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from './report-types.js';
+import { CALL_INDEX, type EventFold, foldOne, type Indexed } from '../report/event-log.js';
+import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by

@@ -1,5 +1,5 @@
 import dnsPacket from 'dns-packet';
-import type { NetworkSection } from './report-types.js';
+import type { NetworkSection } from '../report/report-types.js';
 import { Ipv4Reassembler } from './ip-fragments.js';
 import { decodeFrame, type IpPacket, quotedDestination, readPcap, TCP_FLAGS } from './pcap.js';
 import { ircCommands, looksLikeHttp, looksLikeSmtp, parseHttpRequests, printable, tlsServerName } from './protocols.js';

@@ -1,10 +1,10 @@
 import type { Config } from '../config/schema.js';
 import type { ErrorRow, GuestRow, SampleRow, TaskRow } from '../db/schema.js';
-import type { EventFold } from './event-log.js';
+import type { EventFold } from '../report/event-log.js';
 import type { PcapAnalysis } from './network-analysis.js';
 import type { FileTypeDetector } from '../storage/filetype.js';
 import type { AnalysisPaths } from '../storage/layout.js';
-import type { Report } from './report-types.js';
+import type { Report } from '../report/report-types.js';
 import type { YaraScanner } from './yara.js';
 
 /** Long-lived helpers a processing run lends its modules; none of them holds results between tasks. */

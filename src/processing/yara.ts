@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { internal } from '../errors.js';
-import type { YaraMatch } from './report-types.js';
+import type { YaraMatch } from '../report/report-types.js';
 
 const run = promisify(execFile);
 

@@ -1,4 +1,4 @@
-import type { BehaviorSection, ProcessTreeNode } from '../processing/report-types.js';
+import type { BehaviorSection, ProcessTreeNode } from '../report/report-types.js';
 import { html, type SafeHtml } from './html-escape.js';
 import { code, more, section, table, time } from './html-parts.js';
 

@@ -1,4 +1,4 @@
-import type { DroppedFile, Report } from '../processing/report-types.js';
+import type { DroppedFile, Report } from '../report/report-types.js';
 import { html, type SafeHtml } from './html-escape.js';
 import { anyValue, bytes, code, more, section, table } from './html-parts.js';
 

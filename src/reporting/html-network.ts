@@ -1,4 +1,4 @@
-import type { NetworkSection } from '../processing/report-types.js';
+import type { NetworkSection } from '../report/report-types.js';
 import { html, type SafeHtml } from './html-escape.js';
 import { code, section, table } from './html-parts.js';
 

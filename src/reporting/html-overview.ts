@@ -1,4 +1,4 @@
-import type { Report } from '../processing/report-types.js';
+import type { Report } from '../report/report-types.js';
 import { html, type SafeHtml } from './html-escape.js';
 import { bytes, code, facts, section, time } from './html-parts.js';
 

@@ -1,6 +1,6 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, sep } from 'node:path';
-import type { Report } from '../processing/report-types.js';
+import type { Report } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { html, type SafeHtml } from './html-escape.js';
 import { section } from './html-parts.js';

@@ -1,4 +1,4 @@
-import type { SignatureMark, SignatureMatch } from '../processing/report-types.js';
+import type { SignatureMark, SignatureMatch } from '../report/report-types.js';
 import { clip, html, type SafeHtml } from './html-escape.js';
 import { code, section } from './html-parts.js';
 

@@ -1,5 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import type { Report } from '../processing/report-types.js';
+import type { Report } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { NESTBOX_RELEASE } from '../version.js';
 import { behaviorSummary, processTree } from './html-behavior.js';

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { internal } from '../errors.js';
-import type { Report } from '../processing/report-types.js';
+import type { Report } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { writeHtmlReport } from './html.js';
 import { writeJsonReport } from './json.js';

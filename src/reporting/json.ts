@@ -3,7 +3,7 @@ import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { internal } from '../errors.js';
-import type { Report } from '../processing/report-types.js';
+import type { Report } from '../report/report-types.js';
 
 /** Cuckoo's jsondump default (`reporting.conf [jsondump] indent = 4`). */
 export const JSON_INDENT = 4;

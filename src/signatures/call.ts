@@ -1,6 +1,6 @@
 import type { BehaviorEvent } from '../analysis/events.js';
-import { CALL_INDEX, type Indexed } from '../processing/event-log.js';
-import type { Call } from '../processing/report-types.js';
+import { CALL_INDEX, type Indexed } from '../report/event-log.js';
+import type { Call } from '../report/report-types.js';
 
 const CATEGORY_BY_PREFIX: Record<string, Call['category']> = {
   process: 'process',

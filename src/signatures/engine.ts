@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { EVENTS_FILE, type BehaviorEvent } from '../analysis/events.js';
-import { callIndexOf, type EventFold, foldOne } from '../processing/event-log.js';
-import type { Report, SignatureMatch } from '../processing/report-types.js';
+import { callIndexOf, type EventFold, foldOne } from '../report/event-log.js';
+import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { ProcessTable } from './process-table.js';
 import { RuleIndex } from './rule-index.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { EVENTS_FILE } from '../analysis/events.js';
-import { foldOne } from '../processing/event-log.js';
-import type { Report, SignatureMatch } from '../processing/report-types.js';
+import { foldOne } from '../report/event-log.js';
+import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { SignatureRun } from './engine.js';
 import { AccountCreatedCommand } from './linux/account-created-command.js';

@@ -1,4 +1,4 @@
-import type { SignatureMatch } from '../processing/report-types.js';
+import type { SignatureMatch } from '../report/report-types.js';
 
 /**
  * What one match of each severity adds to the score. Each level counts double the one below, so a single

@@ -1,5 +1,5 @@
 import type { BehaviorEvent, EventKind } from '../analysis/events.js';
-import type { Report, SignatureMark, SignatureMatch } from '../processing/report-types.js';
+import type { Report, SignatureMark, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { techniquesOf } from './attack.js';
 import { callOf } from './call.js';

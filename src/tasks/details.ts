@@ -1,7 +1,13 @@
-import type { TaskDetails } from '../api/serialize.js';
 import type { Stores } from '../db/index.js';
-import type { TaskRow } from '../db/schema.js';
+import type { ErrorRow, GuestRow, SampleRow, TaskRow } from '../db/schema.js';
 import type { TaskListFilter } from '../db/tasks.js';
+
+/** What a task's API object shows besides its own columns. */
+export interface TaskDetails {
+  sample?: SampleRow;
+  guest?: GuestRow;
+  errors?: readonly ErrorRow[];
+}
 
 /** A task row with what its API object shows besides its own columns: sample, guest and errors. */
 export interface DetailedTask {

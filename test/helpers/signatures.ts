@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import type { BehaviorEvent, EventBody } from '../../src/analysis/events.js';
 import { EVENTS_FILE } from '../../src/analysis/events.js';
-import type { NetworkSection, Report, SignatureMatch } from '../../src/processing/report-types.js';
+import type { NetworkSection, Report, SignatureMatch } from '../../src/report/report-types.js';
 import { runSignatures } from '../../src/signatures/index.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 

@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeFiles } from '../fileinfo.js';
-import type { DroppedFile } from '../report-types.js';
+import type { DroppedFile } from '../../report/report-types.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Dropped files described per report; the engine already caps how many it collects. */

@@ -1,9 +1,9 @@
-import { guestJson } from '../../api/serialize.js';
+import { guestJson } from '../../report/guest-json.js';
 import { formatOptions, parseOptions } from '../../tasks/options.js';
 import { epochSeconds } from '../../util/time.js';
 import { NESTBOX_VERSION } from '../../version.js';
 import { TracerNotes } from '../behavior-log.js';
-import type { InfoSection } from '../report-types.js';
+import type { InfoSection } from '../../report/report-types.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Cuckoo's analysisinfo: the task's facts. `score` stays 0 here; the pipeline sets it from the signatures. */

@@ -1,5 +1,5 @@
 import { sha256File } from '../fileinfo.js';
-import type { NetworkSection } from '../report-types.js';
+import type { NetworkSection } from '../../report/report-types.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 
 /** Cuckoo's network section from dump.pcap. Without a capture every list is empty, as when nothing was sent. */

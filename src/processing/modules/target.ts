@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describeFile } from '../fileinfo.js';
-import type { FileInfo, TargetSection } from '../report-types.js';
+import type { FileInfo, TargetSection } from '../../report/report-types.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 
 /** Cuckoo's targetinfo: the URL, or the file's facts (hashes, type, YARA matches, embedded URLs). */

@@ -1,4 +1,4 @@
-import type { Report } from '../../processing/report-types.js';
+import type { Report } from '../../report/report-types.js';
 import { isIpLiteral } from './addresses.js';
 
 /** Every domain name the sample looked up or contacted, from the network capture and the behaviour log. */

@@ -7,13 +7,13 @@ import { conflict, notFound } from '../errors.js';
 import { writeReports } from '../reporting/index.js';
 import { scoreOf, startSignatures } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
-import { PROCESSING_MODULES } from './modules/index.js';
-import { machineAddresses } from './modules/network.js';
-import { analysePcap, type PcapAnalysis } from './network-analysis.js';
-import type { Report } from './report-types.js';
-import type { AnyProcessingModule, ProcessingInput } from './types.js';
-import { type EventFold, foldEventLog, type FoldOutcome } from './event-log.js';
-import { SHIPPED_RULES_DIR, YaraScanner } from './yara.js';
+import { PROCESSING_MODULES } from '../processing/modules/index.js';
+import { machineAddresses } from '../processing/modules/network.js';
+import { analysePcap, type PcapAnalysis } from '../processing/network-analysis.js';
+import type { Report } from '../report/report-types.js';
+import type { AnyProcessingModule, ProcessingInput } from '../processing/types.js';
+import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
+import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
 
 /**
  * Processing of one analysed task: every module turns raw results into its report section, then the
