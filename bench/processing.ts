@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import type { BehaviorEvent, EventBody } from '../src/analysis/events.js';
+import type { BehaviorEvent, EventBody } from '../src/report/events.js';
 import { type AppContext, createContext } from '../src/app.js';
 import { validateConfig } from '../src/config/load.js';
 import { sha256File } from '../src/processing/fileinfo.js';

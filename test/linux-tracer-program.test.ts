@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { BehaviorEvent } from '../src/analysis/events.js';
+import type { BehaviorEvent } from '../src/report/events.js';
 import { BpftraceProgram } from '../src/machinery/linux/tracer/index.js';
 import { createTestCgroup, ofKind, readEvents, runInCgroup, type TestCgroup } from './fixtures/tracer-harness.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { EVENTS_FILE } from '../src/analysis/events.js';
+import { EVENTS_FILE } from '../src/report/events.js';
 import { createTracer } from '../src/machinery/linux/tracer/index.js';
 import { assertNothingLeft, runInMachine, testMachinery } from './linux-support.js';
 

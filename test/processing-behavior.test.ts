@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { BehaviorEvent, EventBody } from '../src/analysis/events.js';
+import type { BehaviorEvent, EventBody } from '../src/report/events.js';
 import { commandLine, reconstructBehavior, TracerNotes } from '../src/processing/behavior-log.js';
 import { type EventFold, foldEventLog } from '../src/report/event-log.js';
 
 /**
- * The behaviour section rebuilt from event logs written in the tracer's format (analysis/events.ts),
+ * The behaviour section rebuilt from event logs written in the tracer's format (report/events.ts),
  * including a log of one million events that must be processed in bounded memory.
  */
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import type { BehaviorEvent } from '../src/analysis/events.js';
+import type { BehaviorEvent } from '../src/report/events.js';
 import { type AppContext, createContext } from '../src/app.js';
 import { validateConfig } from '../src/config/load.js';
 import type { NewTask } from '../src/db/schema.js';

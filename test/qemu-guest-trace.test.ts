@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import yazl from 'yazl';
-import type { BehaviorEvent } from '../src/analysis/events.js';
+import type { BehaviorEvent } from '../src/report/events.js';
 import { configSchema } from '../src/config/schema.js';
 import { analysisRequest } from './helpers/analysis-request.js';
 import { EventDecoder } from '../src/machinery/linux/tracer/event-decoder.js';

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import type { BehaviorEvent } from '../src/analysis/events.js';
+import type { BehaviorEvent } from '../src/report/events.js';
 import { configSchema } from '../src/config/schema.js';
 import { analysisRequest } from './helpers/analysis-request.js';
 import { readEvents } from './fixtures/tracer-harness.js';

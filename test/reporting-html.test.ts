@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { deflateSync, crc32 } from 'node:zlib';
-import { EVENTS_FILE } from '../src/analysis/events.js';
+import { EVENTS_FILE } from '../src/report/events.js';
 import { isNestboxError } from '../src/errors.js';
 import { reconstructBehavior } from '../src/processing/behavior-log.js';
 import type { Report } from '../src/report/report-types.js';

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { EVENTS_FILE } from '../src/analysis/events.js';
+import { EVENTS_FILE } from '../src/report/events.js';
 import type { SignatureMatch } from '../src/report/report-types.js';
 import { techniqueOf } from '../src/signatures/attack.js';
 import { runSignatureClasses } from '../src/signatures/engine.js';

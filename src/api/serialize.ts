@@ -2,7 +2,7 @@ import { decodeList } from '../db/json-columns.js';
 import type { MachineRow, SampleRow, TaskRow } from '../db/schema.js';
 import { guestJson } from '../report/guest-json.js';
 import type { TaskDetails } from '../tasks/details.js';
-import { parseOptions } from '../tasks/options.js';
+import { parseOptions } from '../db/task-options.js';
 import { formatCuckooDate } from '../util/time.js';
 
 /** Converters from database rows to the JSON objects of the Cuckoo 2.0.7 API (field names and types). */

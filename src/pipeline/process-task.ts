@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { EVENTS_FILE } from '../analysis/events.js';
+import { EVENTS_FILE } from '../report/events.js';
 import type { AppContext } from '../app.js';
 import type { TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorEvent } from '../report/events.js';
 import { CALL_INDEX, type EventFold, foldOne, type Indexed } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 

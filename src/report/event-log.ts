@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorEvent } from './events.js';
 
 /**
  * The one reading of a task's behaviour log (`logs/events.jsonl`). Every consumer is a fold: it is given

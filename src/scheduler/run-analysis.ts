@@ -4,7 +4,7 @@ import type { AppContext } from '../app.js';
 import type { GuestStatus, MachineRow, TaskRow } from '../db/schema.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../machinery/types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
-import { parseOptions } from '../tasks/options.js';
+import { parseOptions } from '../db/task-options.js';
 import { prepareTaskFolder } from './task-folder.js';
 
 export interface AnalysisRun {

@@ -1,7 +1,7 @@
 import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { SampleRow, TaskRow } from '../db/schema.js';
 import type { AnalysisPaths, StorageLayout } from '../storage/layout.js';
-import { parseOptions } from '../tasks/options.js';
+import { parseOptions } from '../db/task-options.js';
 
 /**
  * Prepares storage/analyses/<id>/ for a run: a clean folder with Cuckoo's sub-folders, the `binary`

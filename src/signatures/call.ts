@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorEvent } from '../report/events.js';
 import { CALL_INDEX, type Indexed } from '../report/event-log.js';
 import type { Call } from '../report/report-types.js';
 

@@ -1,4 +1,4 @@
-import type { EventKind } from '../analysis/events.js';
+import type { EventKind } from '../report/events.js';
 import { isLocalAddress, isRemoteInet } from './helpers/addresses.js';
 import { flowsOf } from './helpers/report-data.js';
 import { Signature, type EventOf, type SignatureContext } from './signature.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { EVENTS_FILE, type BehaviorEvent } from '../analysis/events.js';
+import { EVENTS_FILE, type BehaviorEvent } from '../report/events.js';
 import { callIndexOf, type EventFold, foldOne } from '../report/event-log.js';
 import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';

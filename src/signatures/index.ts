@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { EVENTS_FILE } from '../analysis/events.js';
+import { EVENTS_FILE } from '../report/events.js';
 import { foldOne } from '../report/event-log.js';
 import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';

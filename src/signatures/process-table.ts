@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorEvent } from '../report/events.js';
 import { basename } from './helpers/paths.js';
 
 export interface ProcessInfo {

@@ -1,4 +1,4 @@
-import type { BehaviorEvent, EventKind } from '../analysis/events.js';
+import type { BehaviorEvent, EventKind } from '../report/events.js';
 import { commandLine, invocationOf } from './helpers/command-line.js';
 import { FILE_KINDS, fileTouches, type FileAccess } from './helpers/file-access.js';
 import type { FileRule, ProgramRule, RuleSignature } from './rule-signature.js';

@@ -1,7 +1,7 @@
-import type { EventKind } from '../analysis/events.js';
+import type { EventKind } from '../report/events.js';
 import type { FileAccess } from './helpers/file-access.js';
 import { Signature, type SignatureContext } from './signature.js';
-import type { BehaviorEvent } from '../analysis/events.js';
+import type { BehaviorEvent } from '../report/events.js';
 
 /** A file a signature looks for: which paths, touched how. */
 export interface FileRule {

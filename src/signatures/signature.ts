@@ -1,4 +1,4 @@
-import type { BehaviorEvent, EventKind } from '../analysis/events.js';
+import type { BehaviorEvent, EventKind } from '../report/events.js';
 import type { Report, SignatureMark, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { techniquesOf } from './attack.js';

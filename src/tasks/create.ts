@@ -10,7 +10,7 @@ import { archiveKindOf, unpackArchive } from '../storage/archives.js';
 import type { FileHashes } from '../storage/hashing.js';
 import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
-import { formatOptions, parseOptions } from './options.js';
+import { formatOptions, parseOptions } from '../db/task-options.js';
 import { downloadByHash } from './virustotal.js';
 
 /**

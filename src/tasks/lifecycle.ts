@@ -8,7 +8,7 @@ import { TASK_STATUSES, type NewTask, type TaskRow, type TaskStatus } from '../d
 import { conflict, internal, invalidInput, isNestboxError, notFound, unavailable } from '../errors.js';
 import type { StorageLayout } from '../storage/layout.js';
 import { nowIso } from '../util/time.js';
-import { formatOptions, parseOptions } from './options.js';
+import { formatOptions, parseOptions } from '../db/task-options.js';
 
 /**
  * What a client can do to an existing task, without HTTP: reschedule, delete, rereport, reboot. Each

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import type { BehaviorEvent, EventBody } from '../../src/analysis/events.js';
-import { EVENTS_FILE } from '../../src/analysis/events.js';
+import type { BehaviorEvent, EventBody } from '../../src/report/events.js';
+import { EVENTS_FILE } from '../../src/report/events.js';
 import type { NetworkSection, Report, SignatureMatch } from '../../src/report/report-types.js';
 import { runSignatures } from '../../src/signatures/index.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
@@ -18,7 +18,7 @@ export function makeAnalysis(): { paths: AnalysisPaths; remove(): void } {
 }
 
 /**
- * Builds events exactly as the tracer writes them (analysis/events.ts): every line carries ts, pid, ppid, tid
+ * Builds events exactly as the tracer writes them (report/events.ts): every line carries ts, pid, ppid, tid
  * and comm, and time moves forward 10 ms per event unless `at` says otherwise.
  */
 export class EventLog {

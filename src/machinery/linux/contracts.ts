@@ -35,7 +35,7 @@ export type CreateTaskNetwork = (options: TaskNetworkOptions) => Promise<TaskNet
 export interface TracerOptions {
   /** The sandbox's cgroup in the v2 hierarchy (e.g. /sys/fs/cgroup/unified/nestbox/t42), used as the eBPF filter. */
   cgroupV2Path: string;
-  /** Where events go, as JSON lines of analysis/events.ts. */
+  /** Where events go, as JSON lines of report/events.ts. */
   eventsPath: string;
   log: Logger;
 }

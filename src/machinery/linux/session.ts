@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { EVENTS_FILE } from '../../analysis/events.js';
+import { EVENTS_FILE } from '../../report/events.js';
 import { invalidInput } from '../../errors.js';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';

@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 import { BpftraceOutputParser, type BpftraceOutput } from '../linux/tracer/bpftrace-output.js';
 import { EventDecoder } from '../linux/tracer/event-decoder.js';
 import { ReorderBuffer } from '../linux/tracer/reorder-buffer.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EVENTS_FILE } from '../../analysis/events.js';
+import { EVENTS_FILE } from '../../report/events.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
 import { EventsWriter } from '../linux/tracer/events-writer.js';
 import { AnalysisUploads, type UploadLimits } from './analysis-uploads.js';

@@ -1,4 +1,4 @@
-import { parseOptions } from '../../tasks/options.js';
+import { parseOptions } from '../../db/task-options.js';
 import { behaviorFold, type BehaviorResult, type NetworkHints } from '../behavior-log.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 

@@ -1,5 +1,5 @@
 import { guestJson } from '../../report/guest-json.js';
-import { formatOptions, parseOptions } from '../../tasks/options.js';
+import { formatOptions, parseOptions } from '../../db/task-options.js';
 import { epochSeconds } from '../../util/time.js';
 import { NESTBOX_VERSION } from '../../version.js';
 import { TracerNotes } from '../behavior-log.js';

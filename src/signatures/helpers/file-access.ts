@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 
 /** What an event did to a path. */
 export type FileAccess = 'read' | 'write' | 'create' | 'truncate' | 'delete' | 'move' | 'chmod' | 'chown' | 'link' | 'mkdir';

@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 import { isRemoteInet } from '../helpers/addresses.js';
 import { fileTouches, MODIFY, touches } from '../helpers/file-access.js';
 import { scriptOf } from '../helpers/command-line.js';

@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 
 type Kind = 'memory.memfd' | 'process.exec' | 'memory.exec_map';

@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 import { openAccess } from '../helpers/file-access.js';
 import { basename, dirname } from '../helpers/paths.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';

@@ -1,4 +1,4 @@
-import type { BehaviorEvent } from '../../analysis/events.js';
+import type { BehaviorEvent } from '../../report/events.js';
 import { isRemoteInet } from '../helpers/addresses.js';
 import { isBareShell } from '../helpers/command-line.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';

@@ -7,7 +7,7 @@ import { availableParallelism, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { BehaviorEvent } from '../../../analysis/events.js';
+import type { BehaviorEvent } from '../../../report/events.js';
 import { unavailable } from '../../../errors.js';
 import type { TracerOptions, TracerSession } from '../contracts.js';
 import { BpftraceOutputParser, type BpftraceOutput } from './bpftrace-output.js';

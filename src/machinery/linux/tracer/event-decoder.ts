@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { BehaviorEvent, EventBase, EventBody } from '../../../analysis/events.js';
+import type { BehaviorEvent, EventBase, EventBody } from '../../../report/events.js';
 import { FdTable, type FdEntry } from './fd-table.js';
 import { AT_FDCWD, familyName, type TraceRecord } from './trace-records.js';
 

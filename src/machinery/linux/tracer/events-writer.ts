@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { once } from 'node:events';
-import type { BehaviorEvent } from '../../../analysis/events.js';
+import type { BehaviorEvent } from '../../../report/events.js';
 
 /** Appends behaviour events to the events file as JSON lines, batching small writes. */
 export class EventsWriter {
