@@ -296,7 +296,7 @@ describe('POST /tasks/create/file', () => {
 
   it('leaves no rows or files behind when the database fails while writing the task', async () => {
     // A real database failure, provoked with a trigger: nothing of nestbox is replaced.
-    const { db } = server.ctx.stores;
+    const { db } = server;
     await sql`CREATE TRIGGER refuse_task BEFORE INSERT ON tasks WHEN NEW.owner = 'explode' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`.execute(db);
     try {
       const content = randomBytes(2000);

@@ -191,7 +191,7 @@ describe('POST /tasks/create/submit', () => {
   });
 
   it('answers 400 for fields it cannot use, creating no submission', async () => {
-    const submissions = async () => (await server.ctx.stores.db.selectFrom('submissions').select('id').execute()).length;
+    const submissions = async () => (await server.db.selectFrom('submissions').select('id').execute()).length;
     const before = await submissions();
     for (const [fields, message] of [
       [{ machine: 'ghost' }, /^Unknown machine "ghost"/],
@@ -324,7 +324,7 @@ describe('POST /tasks/create/submit', () => {
 
   it('writes a submission all or nothing: a database failure leaves no rows, targets or new binaries', async () => {
     // A real database failure on the last task (the URL), provoked with a trigger: nothing of nestbox is replaced.
-    const { db } = server.ctx.stores;
+    const { db } = server;
     const known = Buffer.from('first');
     assert.ok(existsSync(server.ctx.layout.binary(hash('sha256', known))), 'stored by an earlier test');
     await sql`CREATE TRIGGER refuse_url BEFORE INSERT ON tasks WHEN NEW.owner = 'explode' AND NEW.category = 'url' BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END`.execute(db);

@@ -17,7 +17,7 @@ describe('create requests over api.request_limit', () => {
     assert.deepEqual(readdirSync(server.ctx.layout.tmp), []);
     assert.deepEqual(readdirSync(server.ctx.layout.binaries), []);
     assert.deepEqual(await server.ctx.stores.tasks.list(), []);
-    const submissions = await server.ctx.stores.db.selectFrom('submissions').select('id').execute();
+    const submissions = await server.db.selectFrom('submissions').select('id').execute();
     assert.deepEqual(submissions, []);
   };
 

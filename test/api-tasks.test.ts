@@ -239,7 +239,7 @@ describe('task listing at scale', () => {
 
   it('loads samples, guests and errors of more tasks than one query batch holds', async () => {
     const sample = await addSample(server, 'many');
-    await server.ctx.stores.db.transaction().execute(async (trx) => {
+    await server.db.transaction().execute(async (trx) => {
       for (let i = 0; i < 1203; i++) {
         const id = await server.ctx.stores.tasks.insert(taskFields(server, { sample_id: i % 2 ? sample.id : null, owner: `o${i}` }), trx);
         await server.ctx.stores.tasks.addError(id, `error of ${id}`, '', trx);
@@ -382,7 +382,7 @@ describe('GET /tasks/delete', () => {
   }
 
   async function rowsOf(table: 'guests' | 'errors', taskId: number) {
-    return server.ctx.stores.db.selectFrom(table).select('id').where('task_id', '=', taskId).execute();
+    return server.db.selectFrom(table).select('id').where('task_id', '=', taskId).execute();
   }
 
   it('removes the row, its guests and errors, and the analysis folder; keeps sample and binary', async () => {
@@ -427,14 +427,14 @@ describe('GET /tasks/delete', () => {
   it('puts the folder back and answers 500 when the database refuses the delete', async () => {
     const { id, dir } = await analysedTask();
     // A real failure of the real database: a trigger that aborts deleting this one row.
-    await sql`create trigger refuse_delete before delete on tasks when old.id = ${sql.lit(id)} begin select raise(abort, 'refused'); end`.execute(server.ctx.stores.db);
+    await sql`create trigger refuse_delete before delete on tasks when old.id = ${sql.lit(id)} begin select raise(abort, 'refused'); end`.execute(server.db);
     try {
       await assertAnswer(server, `/tasks/delete/${id}`, 500, { message: 'An error occurred while trying to delete the task' });
       assert.ok(await taskRow(server, id));
       assert.ok(existsSync(join(dir, 'reports', 'report.json')));
       assert.deepEqual(readdirSync(server.ctx.layout.analyses).filter((name) => name.startsWith('.')), []);
     } finally {
-      await sql`drop trigger refuse_delete`.execute(server.ctx.stores.db);
+      await sql`drop trigger refuse_delete`.execute(server.db);
     }
   });
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
@@ -6,9 +6,14 @@ import type { Database } from './schema.js';
 import { SubmissionStore } from './submissions.js';
 import { TaskStore } from './tasks.js';
 
-/** The typed data layer the rest of nestbox uses; endpoints never build SQL themselves. */
+/**
+ * The typed data layer the rest of nestbox uses: every query lives in a store, and nothing outside db/
+ * builds SQL. Store methods take an optional transaction, so that changes to several tables are made
+ * together or not at all.
+ */
 export interface Stores {
-  db: Kysely<Database>;
+  /** Runs `work` in one transaction, handed to the store methods it calls; commits when it resolves. */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   tasks: TaskStore;
   samples: SampleStore;
   machines: MachineStore;
@@ -18,7 +23,7 @@ export interface Stores {
 
 export function createStores(db: Kysely<Database>): Stores {
   return {
-    db,
+    transaction: (work) => db.transaction().execute(work),
     tasks: new TaskStore(db),
     samples: new SampleStore(db),
     machines: new MachineStore(db),

@@ -137,6 +137,12 @@ export class TaskStore {
     return rows.map((row) => row.id);
   }
 
+  /** Deletes a task unless it is running (a running task's machine still writes its folder); true when deleted. */
+  async deleteUnlessRunning(taskId: number, db: Db = this.db): Promise<boolean> {
+    const result = await db.deleteFrom('tasks').where('id', '=', taskId).where('status', '!=', 'running').executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
   async anyTaskOfSample(sampleId: number, db: Db = this.db): Promise<boolean> {
     const row = await db.selectFrom('tasks').select('id').where('sample_id', '=', sampleId).limit(1).executeTakeFirst();
     return row !== undefined;

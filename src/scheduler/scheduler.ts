@@ -125,7 +125,7 @@ export class Scheduler {
   /** Moves the task to running and locks the machine, both or neither. */
   private async claim(task: TaskRow, machine: MachineRow, manager: string): Promise<number | undefined> {
     const { stores } = this.ctx;
-    return stores.db.transaction().execute(async (trx) => {
+    return stores.transaction(async (trx) => {
       if (!(await stores.machines.lock(machine.id, trx))) return undefined;
       if (!(await stores.tasks.transition(task.id, ['pending'], 'running', { started_on: nowIso() }, trx))) {
         await stores.machines.unlock(machine.id, trx);

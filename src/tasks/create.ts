@@ -89,14 +89,14 @@ export class TaskCreation {
 
   async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean }): Promise<number> {
     await this.checkMachineSelection(params);
-    if (options.unique) await this.refuseKnownSample(this.ctx.stores.db, file.hashes.sha256);
+    if (options.unique) await this.refuseKnownSample(file.hashes.sha256);
     const { known, fileType } = await this.identify(file);
     const placed = known ? await this.placeKnown(file, fileType) : await this.place({ ...file, fileType });
     const taskId = await this.writeRows([placed], () => {
       // Samples are never deleted, so a known one only needs its task row: one statement, no transaction.
       if (known && !options.unique) return this.ctx.stores.tasks.insert(this.taskRow('file', placed.target, params, known.id, null));
-      return this.ctx.stores.db.transaction().execute(async (trx) => {
-        if (options.unique) await this.refuseKnownSample(trx, file.hashes.sha256);
+      return this.ctx.stores.transaction(async (trx) => {
+        if (options.unique) await this.refuseKnownSample(file.hashes.sha256, trx);
         return this.insertFileTask(trx, placed, params, null);
       });
     });
@@ -120,7 +120,7 @@ export class TaskCreation {
       const items = await this.collectItems(input, workDir, errors);
       const placed = await this.placeAll(items);
       const { submitId, taskIds } = await this.writeRows([...placed.values()], () =>
-        this.ctx.stores.db.transaction().execute((trx) => this.insertSubmission(trx, items, placed, submitParams)),
+        this.ctx.stores.transaction((trx) => this.insertSubmission(trx, items, placed, submitParams)),
       );
       for (const file of placed.values()) await this.ensureBinary(file);
       return { submitId, taskIds, errors };
@@ -164,7 +164,7 @@ export class TaskCreation {
     return { known, fileType: known?.file_type ?? (await this.ctx.fileType.detect((await onDisk(file)).path)) };
   }
 
-  private async refuseKnownSample(db: Db, sha256: string): Promise<void> {
+  private async refuseKnownSample(sha256: string, db?: Db): Promise<void> {
     const sample = await this.ctx.stores.samples.findBySha256(sha256, db);
     if (sample && (await this.ctx.stores.tasks.anyTaskOfSample(sample.id, db))) {
       throw invalidInput('This file has already been submitted', { context: { sha256, sampleId: sample.id } });

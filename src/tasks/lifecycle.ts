@@ -41,7 +41,7 @@ export async function rescheduleTask(ctx: LifecycleContext, taskId: number, prio
       context: { taskId, reason: 'the sample file is gone', target: task.target },
     });
   }
-  return ctx.stores.db.transaction().execute(async (trx) => {
+  return ctx.stores.transaction(async (trx) => {
     if (!(await ctx.stores.tasks.transition(taskId, FINISHED, 'recovered', {}, trx))) {
       throw conflict(`Task ${taskId} changed state meanwhile; try again`, { context: { taskId } });
     }
@@ -86,7 +86,7 @@ export async function deleteTask(ctx: LifecycleContext, taskId: number): Promise
   const aside = join(ctx.layout.analyses, `.deleted-${taskId}-${randomBytes(4).toString('hex')}`);
   const moved = await moveAside(folder, aside, taskId);
   try {
-    if (!(await deleteUnlessRunning(ctx.stores, taskId))) {
+    if (!(await ctx.stores.tasks.deleteUnlessRunning(taskId))) {
       throw (await ctx.stores.tasks.get(taskId)) ? beingProcessed(taskId) : notFound('Task not found', { context: { taskId } });
     }
   } catch (error) {
@@ -95,11 +95,6 @@ export async function deleteTask(ctx: LifecycleContext, taskId: number): Promise
     throw internal('An error occurred while trying to delete the task', { cause: error, context: { taskId } });
   }
   if (moved) await removeAside(aside, taskId);
-}
-
-async function deleteUnlessRunning(stores: Stores, taskId: number): Promise<boolean> {
-  const result = await stores.db.deleteFrom('tasks').where('id', '=', taskId).where('status', '!=', 'running').executeTakeFirst();
-  return result.numDeletedRows > 0n;
 }
 
 /** True when the folder was moved, false when there was none. */

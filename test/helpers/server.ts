@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { type AppContext, createContext } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
+import { openDatabase } from '../../src/db/connect.js';
+import type { Database } from '../../src/db/schema.js';
 import type { z } from 'zod';
 import type { configSchema } from '../../src/config/schema.js';
 import { createService, type Service } from '../../src/service.js';
@@ -15,6 +18,11 @@ export interface TestServer {
   app: FastifyInstance;
   service: Service;
   home: string;
+  /**
+   * A connection of the test's own to the server's database, for looking at what was stored and for
+   * injecting faults; nestbox itself reaches the database only through its stores.
+   */
+  db: Kysely<Database>;
   /** fetch against the server, with the bearer token when one is configured. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   json<T = any>(path: string, init?: RequestInit): Promise<{ status: number; body: T; response: Response }>;
@@ -40,6 +48,7 @@ export async function startTestServer(
   const ctx = await createContext({ config, home, log: pino({ level: config.logging.level }) });
   const service = await createService(ctx, { engine: options.engine ?? false, pollMs: options.pollMs, onExit: options.onExit });
   const app = service.app;
+  const inspection = await openDatabase(config.database.connection, home);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
@@ -56,6 +65,7 @@ export async function startTestServer(
     app,
     service,
     home,
+    db: inspection.db,
     fetch: doFetch,
     async json(path, init) {
       const response = await doFetch(path, init);
@@ -70,6 +80,7 @@ export async function startTestServer(
     },
     async close() {
       await service.close();
+      await inspection.close();
       await ctx.close();
       rmSync(home, { recursive: true, force: true });
     },
