@@ -6,14 +6,10 @@ import { createQemuMachinery } from './qemu/index.js';
 import type { Machinery, MachineryFactory } from './types.js';
 
 /** Machinery kinds by the name machines give in their `kind`. */
-const factories = new Map<string, MachineryFactory>([
+const factories: ReadonlyMap<string, MachineryFactory> = new Map<string, MachineryFactory>([
   ['linux', createLinuxMachinery],
   ['qemu', createQemuMachinery],
 ]);
-
-export function registerMachinery(kind: string, factory: MachineryFactory): void {
-  factories.set(kind, factory);
-}
 
 export function machineryKinds(): string[] {
   return [...factories.keys()];
