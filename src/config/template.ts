@@ -37,6 +37,11 @@ archives:
   max_total_size: 2147483648 # refuse archives that unpack to more bytes than this
   max_files: 1000
 
+dropped_files:               # what the sample wrote or changed, kept in storage/analyses/<id>/files/
+  max_file_size: 52428800    # bytes; a larger file keeps only its first 50 MiB, marked truncated
+  max_total_size: 209715200  # bytes per task (200 MiB), smallest files first; the rest are listed without content
+  max_files: 1000            # files listed per task; more are only counted
+
 virustotal:
   key: ""                    # key for hash submissions through a VirusTotal-compatible download API
   url: https://www.virustotal.com/api/v3
