@@ -8,6 +8,9 @@ import type { Logger } from 'pino';
 import { EVENTS_FILE } from '../../analysis/events.js';
 import { invalidInput } from '../../errors.js';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import type { DroppedFileLimits } from '../dropped/budget.js';
+import type { DroppedEntry } from '../dropped/entry.js';
+import { droppedFileWarnings } from '../dropped/warnings.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { AnalysisLog } from './analysis-log.js';
 import { MachineCgroups, type CgroupLayout } from './cgroups.js';
@@ -40,6 +43,7 @@ export interface MachineContext {
   hostname: string;
   internetInterface: string;
   archivePasswords: string[];
+  droppedFileLimits: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
   /** A network made ahead for the next task, when the machinery keeps one. */
   spareNetwork?: SpareNetwork;
@@ -60,7 +64,6 @@ const MAX_GRAB_BYTES = 64 * 2 ** 20;
 const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/etc/hostname'];
 /** Where a tracer running inside the machine writes its log. */
 const TRACE_LOG = '/run/nestbox-trace.log';
-const MAX_DROPPED_FILES = 1000;
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
 export class LinuxSession implements MachineSession {
@@ -537,18 +540,19 @@ export class LinuxSession implements MachineSession {
   async collect(): Promise<void> {
     await this.stop();
     const { paths } = this.request;
-    const lines: FilesJsonLine[] = [];
+    const lines: Array<FilesJsonLine | DroppedEntry> = [];
     try {
-      const { dropped, skipped } = await collectDroppedFiles({
+      const limits = this.context.droppedFileLimits;
+      const { entries, unlisted } = await collectDroppedFiles({
         upper: this.disk.upper,
         filesDir: paths.files,
         baseline: this.baseline,
         exclude: new Set(this.traceLog ? [this.traceLog.inMachine] : []),
-        maxFiles: MAX_DROPPED_FILES,
+        limits,
       });
-      lines.push(...dropped.map((file) => ({ path: file.path, filepath: file.filepath, pids: [] })));
-      this.analysisLog.info(`dropped files: ${dropped.length}`);
-      if (skipped > 0) this.warn(`${skipped} more dropped files were not kept (limit ${MAX_DROPPED_FILES})`);
+      lines.push(...entries);
+      this.analysisLog.info(`dropped files: ${entries.length}`);
+      for (const warning of droppedFileWarnings(entries, unlisted, limits)) this.warn(warning);
       const notKept = await saveRebootState(this.disk.upper, paths, this.context.settings.reboot_state_mb * 2 ** 20);
       if (notKept) this.warn(notKept);
     } catch (error) {
