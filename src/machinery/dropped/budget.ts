@@ -1,7 +1,12 @@
-import type { Config } from '../../config/schema.js';
+import { type Config, configSchema } from '../../config/schema.js';
 
 /** The configuration's `dropped_files` section: how much of what a sample wrote a task keeps. */
 export type DroppedFileLimits = Config['dropped_files'];
+
+/** The documented defaults, for machines prepared outside the service (image commands, benchmarks). */
+export function defaultDroppedFileLimits(): DroppedFileLimits {
+  return configSchema.shape.dropped_files.parse(undefined);
+}
 
 /** Why a listed file keeps less than all of its bytes. */
 export type CutReason = 'file_limit' | 'task_limit';
@@ -27,26 +32,37 @@ export class DroppedFileBudget {
 
   constructor(readonly limits: DroppedFileLimits) {}
 
-  /** How much of the next file, `size` bytes long, is kept. */
-  take(size: number): DroppedVerdict {
+  /**
+   * How much of the next file, `size` bytes long, is kept. `available` is what the caller can give at
+   * most (a guest may send fewer bytes than its file has); the budget spends only what is kept.
+   */
+  take(size: number, available = size): DroppedVerdict {
     if (this.listed >= this.limits.max_files) {
       this.unlistedCount++;
       return { listed: false };
     }
     this.listed++;
-    const left = this.limits.max_total_size - this.spentBytes;
-    const keepBytes = Math.min(size, this.limits.max_file_size, left);
+    const allowedByFile = Math.min(size, this.limits.max_file_size);
+    const allowed = Math.min(allowedByFile, this.limits.max_total_size - this.spentBytes);
+    const keepBytes = Math.min(allowed, available);
     this.spentBytes += keepBytes;
     if (keepBytes === size) return { listed: true, keepBytes };
-    // The per-file limit is named when it is what cut the file; the task's budget when less than that was left.
-    const cut: CutReason = keepBytes === Math.min(size, this.limits.max_file_size) ? 'file_limit' : 'task_limit';
-    return { listed: true, keepBytes, cut };
+    const cut = cutReason(keepBytes, allowedByFile, allowed);
+    return cut ? { listed: true, keepBytes, cut } : { listed: true, keepBytes };
   }
 
   /** Files past `max_files`, known only by their number. */
   get unlisted(): number {
     return this.unlistedCount;
   }
+}
+
+/** The per-file limit when it is what cut the file; the task's budget when less than that was left. */
+function cutReason(keepBytes: number, allowedByFile: number, allowed: number): CutReason | undefined {
+  if (keepBytes === allowedByFile) return 'file_limit';
+  if (keepBytes === allowed) return 'task_limit';
+  // Neither limit: the source gave fewer bytes than the file has.
+  return undefined;
 }
 
 /** Biggest last: the task's bytes go first to the many small files a sample drops, not to one filler. */

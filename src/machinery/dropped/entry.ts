@@ -37,7 +37,7 @@ export interface DroppedFacts {
   /** null: nothing was stored. */
   stored: StoredPart | null;
   /** Why the budget kept less than the whole file, if it did. */
-  cut?: CutReason;
+  cut?: CutReason | undefined;
 }
 
 export function droppedEntry({ filepath, size, stored, cut }: DroppedFacts, limits: DroppedFileLimits): DroppedEntry {

@@ -102,7 +102,7 @@ async function keepFile(file: ChangedFile, verdict: ListedVerdict, { filesDir, l
   // An empty file is kept whole; a file granted no bytes is only listed.
   const storesContent = verdict.keepBytes > 0 || file.size === 0;
   const stored = storesContent ? await storeHead(file, verdict.keepBytes, filesDir) : null;
-  return droppedEntry({ filepath: file.filepath, size: file.size, stored, ...(verdict.cut ? { cut: verdict.cut } : {}) }, limits);
+  return droppedEntry({ filepath: file.filepath, size: file.size, stored, cut: verdict.cut }, limits);
 }
 
 /** Copies the kept bytes under a temporary name first: their hash names the stored file. */
