@@ -314,7 +314,9 @@ export class LinuxSession implements MachineSession {
     }
     await this.finishRun();
     this.analysisLog.info(`analysis ended: ${ended}`);
-    return { route: this.network?.route ?? request.route, ended, warnings: [...this.warnings] };
+    // The list itself, not a copy: what collect() finds later (dropped files cut, an end state not kept)
+    // reaches the task's errors too, as on the qemu kind.
+    return { route: this.network?.route ?? request.route, ended, warnings: this.warnings };
   }
 
   /** The sample's command line; archives are unpacked first (untraced) and the file inside is run. */
