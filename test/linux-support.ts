@@ -17,15 +17,16 @@ import { analysisRequest } from './helpers/analysis-request.js';
  */
 export const log = pino({ level: process.env.NESTBOX_TEST_LOG ?? 'silent' });
 
-export function testConfig(settings: Partial<LinuxSettings> = {}): Config {
-  return configSchema.parse({ machines: [{ name: 'linux1', settings: { tracing: false, screenshots: false, ...settings } }] });
+/** `sections`: other sections of the configuration (dropped_files...). */
+export function testConfig(settings: Partial<LinuxSettings> = {}, sections: Record<string, unknown> = {}): Config {
+  return configSchema.parse({ ...sections, machines: [{ name: 'linux1', settings: { tracing: false, screenshots: false, ...settings } }] });
 }
 
 const made: LinuxMachinery[] = [];
 
 /** A machinery as the service makes it (it keeps a spare network and tracer ready); end it with closeTestMachineries(). */
-export function testMachinery(settings: Partial<LinuxSettings> = {}, parts: Partial<LinuxMachineryParts> = {}): LinuxMachinery {
-  const machinery = createLinuxMachinery(testConfig(settings), log, parts);
+export function testMachinery(settings: Partial<LinuxSettings> = {}, parts: Partial<LinuxMachineryParts> = {}, sections: Record<string, unknown> = {}): LinuxMachinery {
+  const machinery = createLinuxMachinery(testConfig(settings, sections), log, parts);
   made.push(machinery);
   return machinery;
 }

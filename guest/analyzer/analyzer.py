@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -67,31 +68,50 @@ class Channels:
         with self.lock:
             write_all(self.log, data)
 
-    def upload(self, header, path=None, data=None):
-        """One upload: a JSON header line with the size, then exactly that many bytes."""
-        size = os.path.getsize(path) if path is not None else len(data)
-        header = dict(header, size=size)
+    def upload(self, header, path=None, data=None, limit=None):
+        """One upload: a JSON header line with the size, then exactly that many bytes (a file's first
+        `limit` bytes at most). A file is opened before its header goes out, so one that cannot be
+        opened costs nothing on the link."""
+        if data is not None:
+            self.send(header, len(data), [data])
+            return
+        with open(path, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            if limit is not None:
+                size = min(size, limit)
+            self.send(header, size, file_chunks(source, size))
+
+    def send(self, header, size, chunks):
         with self.lock:
-            write_all(self.files, (json.dumps(header) + "\n").encode())
-            if data is not None:
-                write_all(self.files, data)
-                return
+            write_all(self.files, (json.dumps(dict(header, size=size)) + "\n").encode())
             sent = 0
-            with open(path, "rb") as source:
-                while sent < size:
-                    chunk = source.read(min(1 << 20, size - sent))
-                    if not chunk:
-                        break
-                    write_all(self.files, chunk)
-                    sent += len(chunk)
-            if sent < size:
-                # The file shrank while being read: pad, so the stream stays in step.
-                write_all(self.files, b"\0" * (size - sent))
+            for chunk in chunks:
+                write_all(self.files, chunk)
+                sent += len(chunk)
+            while sent < size:
+                # The file shrank or failed while being read: pad, so the stream stays in step.
+                padding = min(1 << 20, size - sent)
+                write_all(self.files, b"\0" * padding)
+                sent += padding
 
     def close(self):
         """Tells the host that every upload is complete."""
         with self.lock:
             write_all(self.files, b'{"kind": "end"}\n')
+
+
+def file_chunks(source, size):
+    """Up to `size` bytes of an open file, a MiB at a time; stops early at its end or a read error."""
+    sent = 0
+    while sent < size:
+        try:
+            chunk = source.read(min(1 << 20, size - sent))
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
+        sent += len(chunk)
 
 
 def set_status(status, description=""):
@@ -405,22 +425,54 @@ def wait_for_end(process, group, config, started):
     return "exited" if gone() else "timeout"
 
 
+class DroppedBudget:
+    """The host's dropped_files limits (src/machinery/dropped/budget.ts), applied before sending, so
+    that what the host would throw away never crosses the link. The host enforces them again."""
+
+    def __init__(self, limits):
+        self.max_file_size = int(limits.get("max_file_size", 50 * 1024 * 1024))
+        self.left = int(limits.get("max_total_size", 200 * 1024 * 1024))
+        self.max_files = int(limits.get("max_files", 1000))
+        self.listed = 0
+        self.unlisted = 0
+
+    def take(self, size):
+        """Bytes to send of a file of `size` bytes (its first ones), or None past max_files."""
+        if self.listed >= self.max_files:
+            self.unlisted += 1
+            return None
+        self.listed += 1
+        keep = min(size, self.max_file_size, self.left)
+        self.left -= keep
+        return keep
+
+
 def upload_dropped_files(config, channels, started, skip):
-    limit = int(config.get("max_dropped_files", 100))
-    max_bytes = int(config.get("max_dropped_bytes", 64 * 1024 * 1024))
-    sent = 0
-    for path in changed_files(started, skip):
-        if sent >= limit:
-            channels.say("more dropped files than the limit of %d: the rest are not uploaded" % limit)
-            return
+    """Smallest first, as the host's collector does: the task's bytes go to the many small files
+    before one filler takes them. Every listed file is announced with its real size, even when none
+    of its bytes follow."""
+    budget = DroppedBudget(config.get("dropped_files") or {})
+    for size, path in sorted(with_sizes(changed_files(started, skip))):
+        keep = budget.take(size)
+        if keep is None:
+            continue
         try:
-            if os.path.getsize(path) > max_bytes:
-                channels.say("dropped file %s is larger than %d bytes: not uploaded" % (path, max_bytes))
-                continue
-            channels.upload({"kind": "dropped", "path": path}, path=path)
-            sent += 1
+            channels.upload({"kind": "dropped", "path": path, "file_size": size}, path=path, limit=keep)
         except OSError as error:
             channels.say("cannot upload %s: %s" % (path, error))
+    if budget.unlisted:
+        channels.say("%d more dropped files than dropped_files.max_files (%d): not listed" % (budget.unlisted, budget.max_files))
+
+
+def with_sizes(paths):
+    """Regular files only: opening a FIFO would block the upload."""
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            yield info.st_size, path
 
 
 def changed_files(started, skip):

@@ -87,6 +87,23 @@ export const configSchema = z.strictObject({
       max_files: z.number().int().positive().default(1000),
     })
     .prefault({}),
+  dropped_files: z
+    .strictObject({
+      /**
+       * A dropped file larger than this many bytes keeps only its first bytes, up to this size (a sample
+       * that fills its disk must not fill storage); its entry says it was truncated and its real size.
+       */
+      max_file_size: z.number().int().min(0).default(50 * 1024 ** 2),
+      /**
+       * Bytes of dropped files kept per task, all files together. Files past it are still listed, with
+       * their path and size, without content. Smaller files are kept first, so one huge file cannot
+       * crowd out the many small ones a sample usually drops.
+       */
+      max_total_size: z.number().int().min(0).default(200 * 1024 ** 2),
+      /** Dropped files listed per task; more are only counted, in a warning. */
+      max_files: z.number().int().min(0).default(1000),
+    })
+    .prefault({}),
   virustotal: z
     .strictObject({
       /** Key for the VirusTotal-compatible download API; empty disables hash submissions. */

@@ -37,6 +37,11 @@ archives:
   max_total_size: 2147483648 # refuse archives that unpack to more bytes than this
   max_files: 1000
 
+dropped_files:               # what the sample wrote or changed, kept in storage/analyses/<id>/files/
+  max_file_size: 52428800    # bytes; a larger file keeps only its first 50 MiB, marked truncated
+  max_total_size: 209715200  # bytes per task (200 MiB), smallest files first; the rest are listed without content
+  max_files: 1000            # files listed per task; more are only counted
+
 virustotal:
   key: ""                    # key for hash submissions through a VirusTotal-compatible download API
   url: https://www.virustotal.com/api/v3
@@ -94,9 +99,9 @@ machines:                    # analysis machines; kind linux needs no VM image
   #     boot_timeout: 300                    # seconds a first boot (or a reboot task's boot) may take
   #     reboot_state_mb: 64                  # end state (disk overlay) kept for reboot tasks up to this size
   #     log_limit_bytes: 1048576             # analysis.log size limit
-  #     max_uploads: 200                     # dropped files and process dumps per task
-  #     max_upload_mb: 256                   # per upload
-  #     max_total_upload_mb: 1024
+  #     max_uploads: 200                     # process dumps per task (dropped files: see dropped_files)
+  #     max_upload_mb: 256                   # per dump
+  #     max_total_upload_mb: 1024            # all dumps; also caps the behaviour trace
   #     disk: ""                             # an operator's own disk (any QEMU-bootable image with a Cuckoo agent
   #     state: ""                            #   on 10.0.2.15:8000) and its saved state, made on first use
   #     nic_model: virtio-net-pci            # or e1000 (guests without virtio drivers)

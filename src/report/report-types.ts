@@ -149,6 +149,13 @@ export interface DroppedFile extends FileInfo {
   /** Original path inside the machine. */
   filepath: string;
   pids: number[];
+  /**
+   * Only on a file over the `dropped_files` limits, of which the first bytes were kept: `size` and the
+   * hashes are then of those bytes (the stored file), `original_size` is the file's size in the machine.
+   */
+  truncated?: true;
+  original_size?: number;
+  note?: string;
 }
 
 export interface SignatureMark {

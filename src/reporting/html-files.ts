@@ -14,7 +14,7 @@ export function dropped(files: readonly DroppedFile[] | undefined): SafeHtml {
       list.map((file) => [
         code(file.filepath || file.name, 500),
         file.type,
-        bytes(file.size),
+        file.truncated ? `${bytes(file.size)} kept of ${bytes(file.original_size)} (truncated; hashes of the kept bytes)` : bytes(file.size),
         code(file.sha256),
         (file.pids ?? []).join(', '),
         (file.yara ?? []).map((match) => match.name).join(', '),

@@ -1,20 +1,18 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DroppedFileBudget, type DroppedFileLimits, type ListedVerdict, smallestFirst } from '../dropped/budget.js';
+import { droppedEntry, type DroppedEntry, type StoredPart } from '../dropped/entry.js';
+import { storedName } from '../dropped/stored-name.js';
+import { copyHead } from './copy-head.js';
 
 /**
  * Dropped files: every regular file the sample created or changed is in the overlay's upper directory.
  * Each is copied into the analysis folder's `files/` as `<first 16 hex of its sha256>_<name>`, with one
- * files.json line per file, as Cuckoo's result server records uploads.
+ * files.json line per file, as Cuckoo's result server records uploads. The task's `dropped_files`
+ * limits decide how much of each is copied (see ../dropped/budget.ts).
  */
-export interface DroppedFile {
-  /** Path inside the machine. */
-  filepath: string;
-  sha256: string;
-  /** Relative to the analysis folder: files/<name>. */
-  path: string;
-}
 
 export interface FilesJsonLine {
   path: string;
@@ -58,30 +56,64 @@ export interface CollectDroppedOptions {
   baseline: Map<string, string>;
   /** Machine paths that are ours (a tracer's log), never dropped files. */
   exclude: Set<string>;
-  maxFiles: number;
+  limits: DroppedFileLimits;
 }
 
-export async function collectDroppedFiles({ upper, filesDir, baseline, exclude, maxFiles }: CollectDroppedOptions): Promise<{ dropped: DroppedFile[]; skipped: number }> {
-  await mkdir(filesDir, { recursive: true });
-  const dropped: DroppedFile[] = [];
-  let skipped = 0;
-  const entries = [...(await upperFiles(upper))].sort(([a], [b]) => a.localeCompare(b));
-  for (const [machinePath, hostPath] of entries) {
-    if (exclude.has(machinePath) || (await lstat(hostPath)).nlink === 0) continue;
-    const sha256 = await sha256File(hostPath);
-    if (baseline.get(machinePath) === sha256) continue;
-    if (dropped.length >= maxFiles) {
-      skipped++;
-      continue;
-    }
-    const name = `${sha256.slice(0, 16)}_${safeName(basename(machinePath))}`;
-    await copyFile(hostPath, join(filesDir, name));
-    dropped.push({ filepath: machinePath, sha256, path: `files/${name}` });
+export interface DroppedCollection {
+  /** files.json lines, smallest file first. */
+  entries: DroppedEntry[];
+  /** Files past `max_files`, only counted. */
+  unlisted: number;
+}
+
+interface ChangedFile {
+  filepath: string;
+  hostPath: string;
+  size: number;
+}
+
+export async function collectDroppedFiles(options: CollectDroppedOptions): Promise<DroppedCollection> {
+  await mkdir(options.filesDir, { recursive: true });
+  const budget = new DroppedFileBudget(options.limits);
+  const entries: DroppedEntry[] = [];
+  for (const file of smallestFirst(await changedFiles(options))) {
+    const verdict = budget.take(file.size);
+    if (verdict.listed) entries.push(await keepFile(file, verdict, options));
   }
-  return { dropped, skipped };
+  return { entries, unlisted: budget.unlisted };
 }
 
-/** File names keep their characters, except those that would break the folder or JSON-lines tools. */
-function safeName(name: string): string {
-  return name.replace(/[\u0000-\u001f/\\]/g, '_').slice(0, 200) || 'file';
+/** The upper directory's regular files that the sample created or changed, with their sizes. */
+async function changedFiles({ upper, baseline, exclude }: CollectDroppedOptions): Promise<ChangedFile[]> {
+  const changed: ChangedFile[] = [];
+  for (const [filepath, hostPath] of await upperFiles(upper)) {
+    if (exclude.has(filepath)) continue;
+    const stats = await lstat(hostPath);
+    if (stats.nlink === 0) continue;
+    // Only files that were there before are hashed here; the sample's own are read once, when copied.
+    const before = baseline.get(filepath);
+    if (before !== undefined && (await sha256File(hostPath)) === before) continue;
+    changed.push({ filepath, hostPath, size: stats.size });
+  }
+  return changed;
+}
+
+async function keepFile(file: ChangedFile, verdict: ListedVerdict, { filesDir, limits }: CollectDroppedOptions): Promise<DroppedEntry> {
+  // An empty file is kept whole; a file granted no bytes is only listed.
+  const storesContent = verdict.keepBytes > 0 || file.size === 0;
+  const stored = storesContent ? await storeHead(file, verdict.keepBytes, filesDir) : null;
+  return droppedEntry({ filepath: file.filepath, size: file.size, stored, cut: verdict.cut }, limits);
+}
+
+/** Copies the kept bytes under a temporary name first: their hash names the stored file. */
+async function storeHead(file: ChangedFile, bytes: number, filesDir: string): Promise<StoredPart> {
+  const temp = join(filesDir, '.copying');
+  try {
+    const copied = await copyHead(file.hostPath, temp, bytes);
+    const name = storedName(copied.sha256, file.filepath);
+    await rename(temp, join(filesDir, name));
+    return { path: `files/${name}`, bytes: copied.bytes, sha256: copied.sha256 };
+  } finally {
+    await rm(temp, { force: true });
+  }
 }

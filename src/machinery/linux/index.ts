@@ -123,6 +123,7 @@ async function prepareMachine(
     hostname: machine?.label ?? name,
     internetInterface: config.routing.internet_interface,
     archivePasswords: config.archives.passwords,
+    droppedFileLimits: config.dropped_files,
     createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     ...(spareNetwork ? { spareNetwork } : {}),
     ...(tracer ? { tracer } : {}),

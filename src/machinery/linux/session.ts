@@ -8,6 +8,9 @@ import type { Logger } from 'pino';
 import { EVENTS_FILE } from '../../report/events.js';
 import { invalidInput } from '../../errors.js';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import type { DroppedFileLimits } from '../dropped/budget.js';
+import type { DroppedEntry } from '../dropped/entry.js';
+import { droppedFileWarnings } from '../dropped/warnings.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { AnalysisLog } from './analysis-log.js';
 import { MachineCgroups, type CgroupLayout } from './cgroups.js';
@@ -44,6 +47,7 @@ export interface MachineContext {
   hostname: string;
   internetInterface: string;
   archivePasswords: string[];
+  droppedFileLimits: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
   /** A network made ahead for the next task, when the machinery keeps one. */
   spareNetwork?: SpareNetwork;
@@ -64,7 +68,6 @@ const MAX_GRAB_BYTES = 64 * 2 ** 20;
 const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/etc/hostname'];
 /** Where a tracer running inside the machine writes its log. */
 const TRACE_LOG = '/run/nestbox-trace.log';
-const MAX_DROPPED_FILES = 1000;
 /** Bound over the parts of /proc the machine may not see. */
 const EMPTY_FILE = 'empty';
 const EMPTY_FOLDER = 'empty.d';
@@ -329,7 +332,9 @@ export class LinuxSession implements MachineSession {
     }
     await this.finishRun();
     this.analysisLog.info(`analysis ended: ${ended}`);
-    return { route: this.network?.route ?? request.route, ended, warnings: [...this.warnings] };
+    // The list itself, not a copy: what collect() finds later (dropped files cut, an end state not kept)
+    // reaches the task's errors too, as on the qemu kind.
+    return { route: this.network?.route ?? request.route, ended, warnings: this.warnings };
   }
 
   /** The sample's command line; archives are unpacked first (untraced) and the file inside is run. */
@@ -555,18 +560,19 @@ export class LinuxSession implements MachineSession {
   async collect(): Promise<void> {
     await this.stop();
     const { paths } = this.request;
-    const lines: FilesJsonLine[] = [];
+    const lines: Array<FilesJsonLine | DroppedEntry> = [];
     try {
-      const { dropped, skipped } = await collectDroppedFiles({
+      const limits = this.context.droppedFileLimits;
+      const { entries, unlisted } = await collectDroppedFiles({
         upper: this.disk.upper,
         filesDir: paths.files,
         baseline: this.baseline,
         exclude: new Set(this.traceLog ? [this.traceLog.inMachine] : []),
-        maxFiles: MAX_DROPPED_FILES,
+        limits,
       });
-      lines.push(...dropped.map((file) => ({ path: file.path, filepath: file.filepath, pids: [] })));
-      this.analysisLog.info(`dropped files: ${dropped.length}`);
-      if (skipped > 0) this.warn(`${skipped} more dropped files were not kept (limit ${MAX_DROPPED_FILES})`);
+      lines.push(...entries);
+      this.analysisLog.info(`dropped files: ${entries.length}`);
+      for (const warning of droppedFileWarnings(entries, unlisted, limits)) this.warn(warning);
       const notKept = await saveRebootState(this.disk.upper, paths, this.context.settings.reboot_state_mb * 2 ** 20);
       if (notKept) this.warn(notKept);
     } catch (error) {

@@ -1,15 +1,19 @@
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { posix } from 'node:path';
 import { join } from 'node:path';
 import type { AnalysisPaths } from '../../storage/layout.js';
+import { DroppedFileBudget, type DroppedFileLimits, type ListedVerdict } from '../dropped/budget.js';
+import { droppedEntry, type DroppedEntry } from '../dropped/entry.js';
+import { storedName } from '../dropped/stored-name.js';
+import { droppedFileWarnings } from '../dropped/warnings.js';
 import type { UploadHandler, UploadHeader } from './upload-stream.js';
 
 /**
  * Where the guest's uploads land in the analysis folder, as Cuckoo's result server lays them out:
  * dropped files as files/<first 16 hex of sha256>_<name>, process dumps as memory/<pid>-<n>.dmp, and a
  * files.json line for each. The guest chooses nothing on the host: names are made here, sizes and
- * counts are capped.
+ * counts are capped. Dropped files follow the task's `dropped_files` limits, enforced here again
+ * whatever the guest sent; process dumps follow the machine's upload limits.
  */
 export interface UploadLimits {
   maxFiles: number;
@@ -28,13 +32,21 @@ interface Current {
   temp: string;
   fd: number;
   hash: Hash;
+  /** Bytes still to be written; the rest of the upload is read and forgotten. */
+  room: number;
+  written: number;
+  /** Dropped files: what the budget granted. */
+  verdict?: ListedVerdict;
 }
 
 export class AnalysisUploads implements UploadHandler {
-  readonly entries: FilesJsonLine[] = [];
-  readonly warnings: string[] = [];
+  readonly entries: Array<FilesJsonLine | DroppedEntry> = [];
+  private readonly problems: string[] = [];
+  private readonly droppedEntries: DroppedEntry[] = [];
+  private readonly dropped: DroppedFileBudget;
   private current: Current | null = null;
-  private totalBytes = 0;
+  private dumps = 0;
+  private dumpBytes = 0;
   private counter = 0;
   private readonly dumpsPerPid = new Map<number, number>();
   private finishedResolve!: () => void;
@@ -44,25 +56,28 @@ export class AnalysisUploads implements UploadHandler {
   constructor(
     private readonly paths: AnalysisPaths,
     private readonly limits: UploadLimits,
-  ) {}
+    droppedLimits: DroppedFileLimits,
+  ) {
+    this.dropped = new DroppedFileBudget(droppedLimits);
+  }
+
+  /** What the task's errors should show: refused uploads, and dropped files not kept whole. */
+  get warnings(): string[] {
+    return [...this.problems, ...droppedFileWarnings(this.droppedEntries, this.dropped.unlisted, this.dropped.limits)];
+  }
 
   begin(header: UploadHeader): boolean {
-    const refusal = this.refusal(header);
-    if (refusal) {
-      this.warnings.push(refusal);
-      return false;
-    }
-    this.totalBytes += header.size;
-    const dir = header.kind === 'dropped' ? this.paths.files : this.paths.memory;
-    const temp = join(dir, `.upload-${++this.counter}`);
-    this.current = { header, temp, fd: openSync(temp, 'w', 0o644), hash: createHash('sha256') };
-    return true;
+    return header.kind === 'dropped' ? this.beginDropped(header) : this.beginDump(header);
   }
 
   data(chunk: Buffer): void {
-    if (!this.current) return;
-    writeSync(this.current.fd, chunk);
-    this.current.hash.update(chunk);
+    const current = this.current;
+    if (!current || current.room === 0) return;
+    const kept = chunk.subarray(0, current.room);
+    writeSync(current.fd, kept);
+    current.hash.update(kept);
+    current.room -= kept.length;
+    current.written += kept.length;
   }
 
   end(): void {
@@ -70,19 +85,8 @@ export class AnalysisUploads implements UploadHandler {
     if (!current) return;
     this.current = null;
     closeSync(current.fd);
-    const { header } = current;
-    if (header.kind === 'dropped') {
-      const sha256 = current.hash.digest('hex');
-      const name = `${sha256.slice(0, 16)}_${safeName(posix.basename(header.path!))}`;
-      renameSync(current.temp, join(this.paths.files, name));
-      this.entries.push({ path: `files/${name}`, filepath: header.path!, pids: [] });
-    } else {
-      const pid = header.pid!;
-      const n = (this.dumpsPerPid.get(pid) ?? 0) + 1;
-      this.dumpsPerPid.set(pid, n);
-      renameSync(current.temp, join(this.paths.memory, `${pid}-${n}.dmp`));
-      this.entries.push({ path: `memory/${pid}-${n}.dmp`, filepath: null, pids: [pid] });
-    }
+    if (current.header.kind === 'dropped') this.endDropped(current);
+    else this.endDump(current);
   }
 
   finished(): void {
@@ -90,7 +94,7 @@ export class AnalysisUploads implements UploadHandler {
   }
 
   broken(reason: string): void {
-    this.warnings.push(`the guest's upload stream broke: ${reason}`);
+    this.problems.push(`the guest's upload stream broke: ${reason}`);
     this.abandon();
     this.finishedResolve();
   }
@@ -99,22 +103,69 @@ export class AnalysisUploads implements UploadHandler {
   abandon(): void {
     if (!this.current) return;
     const { header } = this.current;
-    this.warnings.push(`${header.kind === 'dropped' ? `dropped file ${header.path}` : `memory dump of process ${header.pid}`} arrived incomplete: not kept`);
+    this.problems.push(`${header.kind === 'dropped' ? `dropped file ${header.path}` : `memory dump of process ${header.pid}`} arrived incomplete: not kept`);
     closeSync(this.current.fd);
     rmSync(this.current.temp, { force: true });
     this.current = null;
   }
 
-  private refusal(header: UploadHeader): string | null {
-    const what = header.kind === 'dropped' ? `dropped file ${header.path}` : `memory dump of process ${header.pid}`;
-    if (this.entries.length >= this.limits.maxFiles) return `${what} not kept: more than ${this.limits.maxFiles} uploads`;
+  /** The guest announces the file's real size; it sends at most what its copy of the limits grants. */
+  private beginDropped(header: UploadHeader): boolean {
+    const size = Math.max(header.fileSize ?? header.size, header.size);
+    const verdict = this.dropped.take(size, header.size);
+    if (!verdict.listed) return false;
+    if (verdict.keepBytes === 0 && size > 0) {
+      this.recordDropped(droppedEntry({ filepath: header.path!, size, stored: null, cut: verdict.cut }, this.dropped.limits));
+      return false;
+    }
+    this.open(header, this.paths.files, verdict.keepBytes, verdict);
+    return true;
+  }
+
+  private endDropped({ header, temp, hash, written, verdict }: Current): void {
+    const sha256 = hash.digest('hex');
+    const name = storedName(sha256, header.path!);
+    renameSync(temp, join(this.paths.files, name));
+    const size = Math.max(header.fileSize ?? header.size, header.size);
+    const stored = { path: `files/${name}`, bytes: written, sha256 };
+    this.recordDropped(droppedEntry({ filepath: header.path!, size, stored, cut: verdict!.cut }, this.dropped.limits));
+  }
+
+  private recordDropped(entry: DroppedEntry): void {
+    this.droppedEntries.push(entry);
+    this.entries.push(entry);
+  }
+
+  private beginDump(header: UploadHeader): boolean {
+    const refusal = this.dumpRefusal(header);
+    if (refusal) {
+      this.problems.push(refusal);
+      return false;
+    }
+    this.dumps++;
+    this.dumpBytes += header.size;
+    this.open(header, this.paths.memory, header.size);
+    return true;
+  }
+
+  private endDump({ header, temp }: Current): void {
+    const pid = header.pid!;
+    const n = (this.dumpsPerPid.get(pid) ?? 0) + 1;
+    this.dumpsPerPid.set(pid, n);
+    renameSync(temp, join(this.paths.memory, `${pid}-${n}.dmp`));
+    this.entries.push({ path: `memory/${pid}-${n}.dmp`, filepath: null, pids: [pid] });
+  }
+
+  private open(header: UploadHeader, dir: string, room: number, verdict?: ListedVerdict): void {
+    const temp = join(dir, `.upload-${++this.counter}`);
+    this.current = { header, temp, fd: openSync(temp, 'w', 0o644), hash: createHash('sha256'), room, written: 0, ...(verdict ? { verdict } : {}) };
+  }
+
+  private dumpRefusal(header: UploadHeader): string | null {
+    const what = `memory dump of process ${header.pid}`;
+    if (this.dumps >= this.limits.maxFiles) return `${what} not kept: more than ${this.limits.maxFiles} uploads`;
     if (header.size > this.limits.maxFileBytes) return `${what} not kept: ${header.size} bytes is over the limit of ${this.limits.maxFileBytes}`;
-    if (this.totalBytes + header.size > this.limits.maxTotalBytes) return `${what} not kept: the uploads would pass ${this.limits.maxTotalBytes} bytes`;
+    if (this.dumpBytes + header.size > this.limits.maxTotalBytes) return `${what} not kept: the uploads would pass ${this.limits.maxTotalBytes} bytes`;
     return null;
   }
-}
-
-/** File names keep their characters, except those that would break the folder or JSON-lines tools. */
-function safeName(name: string): string {
-  return name.replace(/[\u0000-\u001f/\\]/g, '_').slice(0, 200) || 'file';
 }

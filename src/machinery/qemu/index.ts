@@ -40,6 +40,7 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
       log: machineLog,
       internetInterface: config.routing.internet_interface,
       archivePasswords: config.archives.passwords,
+      droppedFileLimits: config.dropped_files,
       createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     });
     // The first task's network is made ahead (for the default route); each next one while the machine idles.

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { NestboxError } from '../../errors.js';
+import { defaultDroppedFileLimits, type DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork } from '../linux/contracts.js';
 import { buildImage, DEFAULT_RECIPE } from './image-builder.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
@@ -15,6 +16,8 @@ export interface PrepareOptions {
   log: Logger;
   internetInterface: string;
   archivePasswords?: string[];
+  /** The configuration's `dropped_files`; its defaults when not given. */
+  droppedFileLimits?: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
 }
 
@@ -50,6 +53,7 @@ export async function prepareQemuMachine(name: string, settings: QemuSettings, o
     ready,
     internetInterface: options.internetInterface,
     archivePasswords: options.archivePasswords ?? [],
+    droppedFileLimits: options.droppedFileLimits ?? defaultDroppedFileLimits(),
     createTaskNetwork: options.createTaskNetwork,
   };
 }

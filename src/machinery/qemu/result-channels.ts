@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_FILE } from '../../report/events.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
 import { EventsWriter } from '../linux/tracer/events-writer.js';
+import type { DroppedFileLimits } from '../dropped/budget.js';
 import { AnalysisUploads, type UploadLimits } from './analysis-uploads.js';
 import type { GuestMachine } from './guest-machine.js';
 import { GuestTraceDecoder } from './guest-trace.js';
@@ -24,7 +25,9 @@ export interface ResultChannelOptions {
   logLimitBytes: number;
   /** The raw trace (and so the behaviour log) stops growing past this: a guest could flood it. */
   traceLimitBytes: number;
+  /** Process dumps. */
   uploads: UploadLimits;
+  droppedFiles: DroppedFileLimits;
 }
 
 export interface ChannelSummary {
@@ -60,7 +63,7 @@ export class ResultChannels {
     const trace = new GuestTraceDecoder((event) => events.write(event));
     const rawTrace = createWriteStream(join(paths.logs, 'trace.log'));
     const analysisLog = createWriteStream(paths.analysisLog, { flags: 'a' });
-    const uploads = new AnalysisUploads(paths, options.uploads);
+    const uploads = new AnalysisUploads(paths, options.uploads, options.droppedFiles);
     const sockets = await Promise.all(
       (['trace', 'log', 'files'] as const).map((channel) => connectSocket(machine.channelSocket(channel)!)),
     );

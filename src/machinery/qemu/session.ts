@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
 import { internal } from '../../errors.js';
+import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork, TaskNetwork } from '../linux/contracts.js';
 import type { SpareNetwork } from '../linux/network/index.js';
 import { machineId } from '../linux/machine-id.js';
@@ -35,6 +36,7 @@ export interface QemuMachineContext {
   internetInterface: string;
   /** Tried in turn on password-protected zip samples. */
   archivePasswords: string[];
+  droppedFileLimits: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
   /** The next task's network, made while the machine idles (as the linux kind does). */
   spareNetwork?: SpareNetwork;
@@ -190,6 +192,7 @@ export class QemuSession implements MachineSession {
         maxFileBytes: settings.max_upload_mb * 1024 ** 2,
         maxTotalBytes: settings.max_total_upload_mb * 1024 ** 2,
       },
+      droppedFiles: this.context.droppedFileLimits,
     });
   }
 
@@ -263,8 +266,8 @@ export class QemuSession implements MachineSession {
       entropy: randomBytes(64).toString('hex'),
       network: this.guestNetwork(),
       passwords: this.context.archivePasswords,
-      max_dropped_files: this.context.settings.max_uploads,
-      max_dropped_bytes: this.context.settings.max_upload_mb * 1024 ** 2,
+      // The guest's copy of the limits spares the link what the host would only throw away.
+      dropped_files: this.context.droppedFileLimits,
     };
   }
 

@@ -44,7 +44,10 @@ export const qemuSettingsSchema = z.strictObject({
   reboot_state_mb: z.number().int().min(0).default(64),
   /** Bytes of the guest's output kept in analysis.log. */
   log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
-  /** Caps on what the guest may send: dropped files and process dumps; the total also caps the behaviour trace. */
+  /**
+   * Caps on the process dumps the guest may send; the total also caps the behaviour trace. Dropped files
+   * have their own limits, the configuration's `dropped_files`, the same for every machine kind.
+   */
   max_uploads: z.number().int().min(0).default(200),
   max_upload_mb: z.number().int().min(1).default(256),
   max_total_upload_mb: z.number().int().min(1).default(1024),

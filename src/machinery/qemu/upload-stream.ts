@@ -8,6 +8,8 @@ export interface UploadHeader {
   size: number;
   /** dropped: the file's path in the guest. */
   path?: string;
+  /** dropped: the file's size in the guest, as the guest says; `size` bytes of it follow (its first ones). */
+  fileSize?: number;
   /** procmem: the process the dump is of. */
   pid?: number;
 }
@@ -101,10 +103,16 @@ function parseHeader(line: string): UploadHeader | null {
     case 'end':
       return { kind: 'end', size: 0 };
     case 'dropped':
-      return typeof header.path === 'string' ? { kind: 'dropped', size: size as number, path: header.path } : null;
+      return typeof header.path === 'string' ? droppedHeader(header.path, size as number, header.file_size) : null;
     case 'procmem':
       return Number.isSafeInteger(header.pid) ? { kind: 'procmem', size: size as number, pid: header.pid as number } : null;
     default:
       return null;
   }
+}
+
+/** A `file_size` that is not a size is left out: the upload then stands for the whole file. */
+function droppedHeader(path: string, size: number, fileSize: unknown): UploadHeader {
+  const valid = Number.isSafeInteger(fileSize) && (fileSize as number) >= 0;
+  return valid ? { kind: 'dropped', size, path, fileSize: fileSize as number } : { kind: 'dropped', size, path };
 }
