@@ -15,6 +15,7 @@ describe('nestbox CLI', () => {
   let home: string;
   let service: ChildProcessWithoutNullStreams;
   let firstOutput = '';
+  let errorOutput = '';
   let url = '';
 
   before(async () => {
@@ -22,6 +23,7 @@ describe('nestbox CLI', () => {
     service = spawn(process.execPath, [cli, '--home', home, 'start', '--host', '127.0.0.1', '--port', '0'], {
       env: { ...process.env, NESTBOX_LOGGING_LEVEL: 'warn', NESTBOX_MACHINES: '[]' },
     });
+    service.stderr.on('data', (chunk: Buffer) => (errorOutput += chunk.toString()));
     url = await new Promise<string>((resolve, reject) => {
       service.stdout.on('data', (chunk: Buffer) => {
         firstOutput += chunk.toString();
@@ -57,6 +59,14 @@ describe('nestbox CLI', () => {
   it('lists tasks (none yet)', async () => {
     const { stdout } = await run(process.execPath, [cli, '--home', home, '--url', url, 'list']);
     assert.equal(stdout, '');
+  });
+
+  it('stops on SIGTERM, having printed no warning of Node or of a library (deprecations) while it ran', async () => {
+    // Checked once the process has ended, so that nothing it wrote to stderr can still be on its way.
+    const ended = new Promise((resolve) => service.once('exit', resolve));
+    service.kill('SIGTERM');
+    await ended;
+    assert.doesNotMatch(errorOutput, /warning|deprecat/i, errorOutput);
   });
 
   it('says so when the service cannot be reached', async () => {

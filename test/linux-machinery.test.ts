@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { rebootStatePath } from '../src/machinery/linux/reboot-state.js';
 import { linuxSettingsSchema } from '../src/machinery/linux/settings.js';
 import type { Machinery } from '../src/machinery/types.js';
 import { isNestboxError } from '../src/errors.js';
-import { detectCgroupLayout } from '../src/machinery/linux/cgroups.js';
+import { detectCgroupLayout, MachineCgroups } from '../src/machinery/linux/cgroups.js';
 import { assertNothingLeft, closeTestMachineries, leftoversOf, runInMachine, runningMachineIds, sampleOutput, testMachinery, workDir } from './linux-support.js';
 
 /**
@@ -85,6 +85,30 @@ describe('linux machinery', () => {
     assert.equal(outcome.result.ended, 'exited');
     assert.ok(sampleOutput(outcome).includes('started'));
     assert.ok(readdirSync(outcome.paths.shots).includes('0001.jpg'), outcome.log);
+    assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
+
+  it('records no error for a display the sample did not wait for when the sample ends before it is up', async () => {
+    const withDisplay = testMachinery({ screenshots: true, screenshot_interval: 0.5 });
+    await withDisplay.prepare();
+    const outcome = await runInMachine(withDisplay, { sample: { name: 'quick.sh', content: '#!/bin/sh\necho done\n' } });
+    assert.equal(outcome.result.ended, 'exited');
+    assert.deepEqual(outcome.result.warnings, [], 'a display that was not needed is no task error');
+    assert.doesNotMatch(outcome.log, /WARNING/, outcome.log);
+    assert.match(outcome.log, /DEBUG: the sample ended before the virtual display was up/, 'the sample did end first (Xvfb needs about 0.1 s)');
+    assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
+
+  it('still reports a display that fails while the sample runs', async () => {
+    const withDisplay = testMachinery({ screenshots: true, screenshot_interval: 0.5 });
+    await withDisplay.prepare();
+    const outcome = await runInMachine(withDisplay, {
+      sample: { name: 'wait.sh', content: '#!/bin/sh\nsleep 2\n' },
+      // Runs before the display is launched (that waits for the sample's start): its sandbox cannot fork.
+      during: async (machineId) => noForkingIn(machineId, 'support'),
+    });
+    assert.equal(outcome.result.ended, 'exited');
+    assert.deepEqual(outcome.result.warnings, ['the virtual display did not start: no screenshots'], outcome.log);
     assertNothingLeft(assert.deepEqual, outcome.machineId);
   });
 
@@ -209,3 +233,11 @@ describe('linux machinery', () => {
     assert.equal(outcome.result.ended, 'exited');
   });
 });
+
+/** Sets pids.max of a machine's leaf to 0 (synchronously), so nothing started in it can fork. */
+function noForkingIn(machineId: string, leaf: 'sample' | 'support'): void {
+  for (const procs of new MachineCgroups(detectCgroupLayout(), machineId).procsFiles(leaf)) {
+    const pidsMax = join(dirname(procs), 'pids.max');
+    if (existsSync(pidsMax)) writeFileSync(pidsMax, '0');
+  }
+}

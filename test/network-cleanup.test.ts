@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { cleanupStaleNetworks, createTaskNetwork } from '../src/machinery/linux/network/index.js';
-import { netnsInode, pidsInNetnsInode, quietLog, remainsOf, runIn, testId } from './network-helpers.js';
+import { holdNetns, quietLog, remainsOf, runIn, testId } from './network-helpers.js';
 
 /**
  * What a crashed nestbox leaves behind is removed at the next start, and only that: a network whose
@@ -47,14 +47,17 @@ describe('cleanupStaleNetworks', () => {
     try {
       const stale = await crashedOwner(staleId);
       assert.ok(existsSync(`/run/netns/${stale.netnsName}`) && existsSync(`/run/netns/${stale.gatewayNetns}`));
-      const gatewayInode = netnsInode(stale.gatewayNetns);
-      assert.ok(pidsInNetnsInode(gatewayInode).length > 0, 'the crash left the capture running');
-
-      const report = await cleanupStaleNetworks(quietLog);
-      assert.ok(report.namespaces.includes(stale.netnsName) && report.namespaces.includes(stale.gatewayNetns));
-      assert.ok(!report.namespaces.includes(live.netnsName), 'the live network is not stale');
+      const gateway = holdNetns(stale.gatewayNetns);
+      try {
+        assert.ok(gateway.pids().length > 0, 'the crash left the capture running');
+        const report = await cleanupStaleNetworks(quietLog);
+        assert.deepEqual(gateway.pids(), [], 'processes of the stale network are gone');
+        assert.ok(report.namespaces.includes(stale.netnsName) && report.namespaces.includes(stale.gatewayNetns));
+        assert.ok(!report.namespaces.includes(live.netnsName), 'the live network is not stale');
+      } finally {
+        gateway.release();
+      }
       assert.deepEqual(await remainsOf(staleId), []);
-      assert.deepEqual(pidsInNetnsInode(gatewayInode), [], 'processes of the stale network are gone');
       assert.ok(!existsSync(`/run/nestbox/net/${staleId}.json`), 'the dead owner record is gone');
 
       const answer = await runIn(live.netnsName, 'dig', ['+short', '+tries=1', '+time=2', `@${live.gatewayAddress}`, 'still.alive.example']);

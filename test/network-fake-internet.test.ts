@@ -9,8 +9,7 @@ import { createTaskNetwork, fakeAddressFor, isFakeAddress } from '../src/machine
 import {
   assertNoWayOut,
   dialogue,
-  netnsInode,
-  pidsInNetnsInode,
+  holdNetns,
   quietLog,
   remainsOf,
   runHost,
@@ -188,10 +187,18 @@ describe('task network with the fake internet', () => {
     await runIn(network.netnsName, 'sh', ['-c', burst.map((name) => `dig +tries=1 +time=1 @198.51.100.53 ${name} A >/dev/null`).join(' & ') + ' & wait']);
     // Datagrams nobody answers (UDP other than DNS is dropped by the gateway), sent just before close.
     await runIn(network.netnsName, 'bash', ['-c', 'for i in $(seq 1 200); do echo "last $i" >/dev/udp/198.51.100.9/9999; done']);
-    const gatewayInode = netnsInode(gatewayNetns);
-    const machineInode = netnsInode(network.netnsName);
-    await network.close();
-    await network.close();
+    const gateway = holdNetns(gatewayNetns);
+    const machine = holdNetns(network.netnsName);
+    try {
+      await network.close();
+      await network.close();
+      // Checked as soon as close() resolves: it must not resolve while a process of the network still runs.
+      assert.deepEqual(gateway.pids(), [], 'no process left in the gateway namespace');
+      assert.deepEqual(machine.pids(), [], 'no process left in the machine namespace');
+    } finally {
+      gateway.release();
+      machine.release();
+    }
 
     const queries = (await tsharkFields(pcap, 'dns.flags.response == 0', ['dns.qry.name', 'ip.dst'])).map(([name, dst]) => `${name} ${dst}`);
     assert.ok(queries.includes(`c2.malware.example ${network.gatewayAddress}`));
@@ -207,8 +214,6 @@ describe('task network with the fake internet', () => {
     assert.equal((await tsharkFields(pcap, 'ipv6', ['frame.number'])).length, 0, 'no IPv6 chatter');
 
     assert.deepEqual(await remainsOf(id), []);
-    assert.deepEqual(pidsInNetnsInode(gatewayInode), [], 'no process left in the gateway namespace');
-    assert.deepEqual(pidsInNetnsInode(machineInode), []);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readlinkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 
@@ -113,12 +113,24 @@ export async function assertNoWayOut(machineNetns: string, gatewayNetns: string,
   assert.ok(!gatewayRoutes.some((route) => route.dst === 'default'), 'the gateway has no default route');
 }
 
-/** Inode of a named network namespace: processes inside it show the same inode in /proc/PID/ns/net. */
-export function netnsInode(name: string): number {
-  return statSync(`/run/netns/${name}`).ino;
+export interface HeldNetns {
+  /** Processes in the namespace now, whether or not it still has its name. */
+  pids(): number[];
+  release(): void;
 }
 
-export function pidsInNetnsInode(inode: number): number[] {
+/**
+ * Holds a named network namespace open, so that after nestbox deletes it, it lives on (empty) under the
+ * same inode. Noting only its inode is not enough: the kernel gives a freed namespace number to the next
+ * namespace made, and a check by that number would list the processes of another test's network.
+ */
+export function holdNetns(name: string): HeldNetns {
+  const fd = openSync(`/run/netns/${name}`, 'r');
+  const inode = fstatSync(fd).ino;
+  return { pids: () => pidsInNetnsInode(inode), release: () => closeSync(fd) };
+}
+
+function pidsInNetnsInode(inode: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { prepareTaskNetwork, SpareNetwork } from '../src/machinery/linux/network/index.js';
-import { assertNoWayOut, netnsInode, pidsInNetnsInode, quietLog, remainsOf, runIn, testId, tsharkFields } from './network-helpers.js';
+import { assertNoWayOut, holdNetns, quietLog, type HeldNetns, remainsOf, runIn, testId, tsharkFields } from './network-helpers.js';
 
 /**
  * Networks made before their task (the linux machine keeps one ready while it idles): handed over, a
@@ -60,21 +60,25 @@ describe('SpareNetwork', () => {
     spares.refill('inetsim');
     spares.refill('internet');
     assert.equal(ids.length, 3, 'a spare of another route is replaced; none is made for the internet route');
-    const gateway = netnsInodeOnceMade(`nestbox-net-${ids[2]}-gw`);
+    const gateway = holdNetnsOnceMade(`nestbox-net-${ids[2]}-gw`);
     await spares.close();
+    const held = await gateway;
+    try {
+      if (held) assert.deepEqual(held.pids(), [], 'the fake internet and the capture are gone once close() resolves');
+    } finally {
+      held?.release();
+    }
     spares.refill('none');
     assert.equal(ids.length, 3, 'nothing is made once closed');
     for (const id of ids) assert.deepEqual(await remainsOf(id), [], `network ${id} was left behind`);
-    const inode = await gateway;
-    if (inode !== null) assert.deepEqual(pidsInNetnsInode(inode), [], 'the fake internet and the capture are gone');
   });
 });
 
-/** The namespace's inode, looked up while it exists (to find processes left in it after it is deleted). */
-async function netnsInodeOnceMade(name: string): Promise<number | null> {
+/** Holds the namespace once it exists, to find processes left in it after it is deleted. */
+async function holdNetnsOnceMade(name: string): Promise<HeldNetns | null> {
   for (let tries = 0; tries < 200; tries++) {
     try {
-      return netnsInode(name);
+      return holdNetns(name);
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../app.js';
 import { authorizationCheck, registerAuth } from './auth.js';
 import { registerErrorHandlers } from './error-handler.js';
@@ -20,7 +20,9 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
       if (!cache.serve(request, response)) handler(request, response);
     }),
     loggerInstance: ctx.log.child({ component: 'api' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // No "incoming request" / "request completed" lines (Fastify 5's replacement of its deprecated
+    // top-level disableRequestLogging, which printed a deprecation warning on every start).
+    logController: new LogController({ disableRequestLogging: true }),
     // Uploads are streamed to disk by the multipart handler; this bounds the other bodies only.
     bodyLimit: 1024 * 1024,
     return503OnClosing: false,

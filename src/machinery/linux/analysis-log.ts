@@ -21,6 +21,11 @@ export class AnalysisLog {
     this.stream.on('error', () => undefined);
   }
 
+  /** What explains the run without being worth a reader's attention (a step skipped as not needed). */
+  debug(message: string, source = 'machine'): void {
+    this.line('DEBUG', source, message);
+  }
+
   info(message: string, source = 'machine'): void {
     this.line('INFO', source, message);
   }

@@ -290,7 +290,10 @@ export class LinuxSession implements MachineSession {
       });
     });
     if (!ready) {
-      this.warn('the virtual display did not start: no screenshots');
+      // A display only started beside a sample that has ended by now (and was killed with the machine)
+      // was not needed: no error. One the sample needs, or that failed while the sample ran, is.
+      if (this.runOver && !this.runner?.needsDisplay) this.analysisLog.debug('the sample ended before the virtual display was up: no screenshots');
+      else this.warn('the virtual display did not start: no screenshots');
       return;
     }
     this.screenshots = new ScreenshotTaker(() => this.grabScreen(), this.request.paths.shots, this.context.settings.screenshot_interval * 1000, this.log);

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { internal } from '../../../errors.js';
+import { endChild } from './child-exit.js';
 
 /**
  * The task's full capture: tcpdump on the gateway side of the machine's link, where packets still carry
@@ -41,6 +42,7 @@ const BUFFER_KIB = 32 * 1024;
 /** Before stopping, the capture must have been quiet this long, so packets in flight are written too. */
 const QUIET_MS = 60;
 const MAX_SETTLE_MS = 1_000;
+const STOP_GRACE_MS = 5_000;
 
 export async function startCapture({ netns, interfaceName, log }: CaptureOptions): Promise<Capture> {
   const child = spawn(
@@ -78,7 +80,8 @@ export async function startCapture({ netns, interfaceName, log }: CaptureOptions
         if (file) await settle(() => lastData);
         // A capture never written anywhere is read to its end, so tcpdump is not left blocked on its pipe.
         else child.stdout.resume();
-        child.kill('SIGINT');
+        // SIGINT makes tcpdump flush and print its counts; one that hangs is killed, and reaped either way.
+        await endChild(child, { ask: () => child.kill('SIGINT'), graceMs: STOP_GRACE_MS });
         await exited;
         if (file) await finished(file);
         const stats = parseStats(stderr.text());

@@ -36,7 +36,14 @@ export async function cleanupStaleNetworks(log?: Logger): Promise<CleanupReport>
   const links = found.links.filter(stale);
   const tables = found.tables.filter(stale);
 
-  const killed = await Promise.all(namespaces.map((netns) => killProcessesIn(netns)));
+  const killed = await Promise.all(
+    namespaces.map((netns) =>
+      killProcessesIn(netns).catch((error: unknown) => {
+        log?.warn({ err: error, netns }, 'cannot empty a stale namespace');
+        return 0;
+      }),
+    ),
+  );
   const lines = [
     ...namespaces.map((netns) => `netns del ${netns}`),
     ...links.map((link) => `link del ${link}`),

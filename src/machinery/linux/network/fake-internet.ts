@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { internal } from '../../../errors.js';
+import { endChild, killChild } from './child-exit.js';
 import type { FakeServicesSettings } from './fake-services/main.js';
 import type { TlsMaterial } from './tls-certificate.js';
 
@@ -87,7 +88,8 @@ async function launch(netns: string, settings: FakeServicesSettings): Promise<He
       helper.once('exit', (code) => reject(new Error(`exited with code ${code}`)));
     });
   } catch (error) {
-    helper.kill('SIGKILL');
+    // Waited for, so a helper that failed to start is gone from the namespace before teardown checks it.
+    await killChild(helper).catch(() => undefined);
     throw internal(`the fake internet did not start in ${netns}: ${(error as Error).message}`, {
       cause: error,
       context: { netns, stderr },
@@ -97,15 +99,7 @@ async function launch(netns: string, settings: FakeServicesSettings): Promise<He
   return helper;
 }
 
-/** Closing stdin asks the helper to stop; it is killed if it does not. */
+/** Closing stdin asks the helper to stop; it is killed if it does not. Resolves once it is reaped. */
 function stopHelper(helper: Helper): Promise<void> {
-  if (helper.exitCode !== null || helper.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => helper.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    helper.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    helper.stdin.end();
-  });
+  return endChild(helper, { ask: () => helper.stdin.end(), graceMs: STOP_TIMEOUT_MS });
 }

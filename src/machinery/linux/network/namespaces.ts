@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { internal } from '../../../errors.js';
 import type { TaskAddresses } from './addressing.js';
 import { inNetns, ipBatch, run } from './commands.js';
-import { GATEWAY_INTERFACE, GUEST_INTERFACE, UPLINK_INTERFACE, type TaskNames } from './names.js';
+import { GATEWAY_INTERFACE, GUEST_INTERFACE, netnsPath, UPLINK_INTERFACE, type TaskNames } from './names.js';
 import { uplinkLinkLines } from './uplink.js';
 
 /**
@@ -70,24 +73,47 @@ export async function deleteNamespaces(names: TaskNames): Promise<void> {
   await ipBatch([`netns del ${names.machineNetns}`, `netns del ${names.gatewayNetns}`], undefined, { allowFailure: true });
 }
 
-/** A namespace lives on, unnamed, as long as anything runs in it: what a crash left running is killed. */
+/**
+ * Kills what a crash left running in a namespace (it lives on, unnamed, as long as anything runs in it)
+ * and waits until it is gone; returns how many processes there were.
+ */
 export async function killProcessesIn(netns: string): Promise<number> {
-  const { stdout } = await run('ip', ['netns', 'pids', netns], { allowFailure: true });
-  const pids = stdout.split('\n').map(Number).filter((pid) => Number.isInteger(pid) && pid > 0);
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  return pids.length;
+  return (await drainNamespace(netns)).length;
 }
 
-/** Kills whatever still runs in a namespace and waits (briefly) until it is gone, so nothing outlives a task. */
-export async function drainNamespace(netns: string, timeoutMs = 3000): Promise<void> {
+/**
+ * Makes sure nothing runs in a namespace any more: whatever still does is killed, and this returns only
+ * once the namespace is empty, with the pids it found (none when every helper was stopped properly).
+ * Throws when processes are still there after timeoutMs.
+ */
+export async function drainNamespace(netns: string, timeoutMs = 3000): Promise<number[]> {
+  const found = await pidsIn(netns);
   const deadline = Date.now() + timeoutMs;
-  while ((await killProcessesIn(netns)) > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let left = found; left.length > 0; left = await pidsIn(netns)) {
+    if (Date.now() > deadline) {
+      throw internal(`processes still run in ${netns} after SIGKILL: ${left.join(' ')}`, { context: { netns, pids: left } });
+    }
+    for (const pid of left) killQuietly(pid);
+    await sleep(20);
+  }
+  return found;
+}
+
+/** Pids whose network namespace is netns (a killed process leaves the list when it exits, even unreaped). */
+async function pidsIn(netns: string): Promise<number[]> {
+  const { stdout, stderr, code } = await run('ip', ['netns', 'pids', netns], { allowFailure: true });
+  if (code !== 0) {
+    // A namespace already removed holds nothing; any other failure must not pass for "empty".
+    if (!existsSync(netnsPath(netns))) return [];
+    throw internal(`cannot list the processes in ${netns}: ${stderr.trim()}`, { context: { netns, code } });
+  }
+  return stdout.split('\n').map(Number).filter((pid) => Number.isInteger(pid) && pid > 0);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }

@@ -140,12 +140,18 @@ async function teardown(parts: Parts, options: { log: Logger }): Promise<void> {
   if (parts.fakeInternet) await attempt(() => parts.fakeInternet!.stop());
   if (parts.created) {
     if (parts.route === 'internet') await attempt(() => disconnectUplink(parts.names, parts.addresses));
-    // Helpers that outlived their stop (a wrapper that exited before its child) must not keep a namespace alive.
-    await attempt(() => drainNamespace(parts.names.gatewayNetns));
-    await attempt(() => drainNamespace(parts.names.machineNetns));
+    // The helpers above are reaped by now; this verifies that nothing else runs in the namespaces (and
+    // kills what does), so no process of the task outlives close().
+    for (const netns of [parts.names.gatewayNetns, parts.names.machineNetns]) await attempt(() => drainAndReport(netns, options.log));
     await attempt(() => deleteNamespaces(parts.names));
   }
   parts.addresses.release();
   release(parts.names.id);
   for (const problem of problems) options.log.error({ err: problem, id: parts.names.id }, 'task network teardown step failed');
+}
+
+/** Anything found still running is a process that outlived its stop: killed, and worth a warning. */
+async function drainAndReport(netns: string, log: Logger): Promise<void> {
+  const outlived = await drainNamespace(netns);
+  if (outlived.length > 0) log.warn({ netns, pids: outlived }, 'processes outlived the task network and were killed');
 }
