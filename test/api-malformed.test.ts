@@ -92,6 +92,13 @@ describe('malformed requests get a JSON 4xx that names the problem', () => {
     assertRefused(await sendRaw(port, 'GET /tasks/view/%zz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'), 400, /is not a valid url component$/, 'bad URL');
   });
 
+  it('answers a pipelined request Node cannot parse only after the request ahead of it', async () => {
+    const accepted = httpRequest('POST', '/tasks/create/url', ['Content-Type: application/x-www-form-urlencoded'], Buffer.from('url=http://example.test/'));
+    const answer = await sendRaw(port, Buffer.concat([accepted, Buffer.from('FOO / HTTP/1.1\r\n\r\n')]));
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal(typeof JSON.parse(answer.body).task_id, 'number');
+  });
+
   it('names a damaged 7z in create/submit by its upload name, not by a server path', async () => {
     const damaged = Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c, 0x00, 0x04, ...new Array(64).fill(7)]);
     const { status, body } = await server.json('/tasks/create/submit', { method: 'POST', body: form({}, [['file', 'broken.7z', damaged]]) });

@@ -41,7 +41,16 @@ export function answerUnroutedRequests(server: Server, authorized: Authorization
 /** Fastify's clientErrorHandler: the request could not be parsed, so its headers are unknown. */
 export function answerClientError(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-  writeToSocket(socket, errorAnswer(clientErrorOf(error)));
+  const answer = errorAnswer(clientErrorOf(error));
+  // A pipelined request that cannot be parsed must not be answered before the request ahead of it, or
+  // the client takes the 400 for that one. Node keeps the answer in progress as the socket's
+  // `_httpMessage` (its own default clientError handler looks at it too). While that request's body is
+  // still incomplete, the error is about that request itself (a connection ended mid-body).
+  const ahead = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!ahead || ahead.writableFinished || !ahead.req.complete) return writeToSocket(socket, answer);
+  ahead.once('close', () => {
+    if (socket.writable) writeToSocket(socket, answer);
+  });
 }
 
 /** Fastify's frameworkErrors: URLs it cannot decode, before any hook of ours has run. */
