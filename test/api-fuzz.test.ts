@@ -16,7 +16,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 function runs(numRuns: number): fc.Parameters<unknown> {
   const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
   // No shrinking: every shrink step is a real request, and the failing case's label says enough.
-  return { numRuns, seed, endOnFailure: true };
+  return { numRuns, seed, endOnFailure: true, includeErrorInReport: true };
 }
 
 describe('fuzzed requests against the real API', () => {

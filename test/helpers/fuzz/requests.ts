@@ -11,6 +11,8 @@ export interface FuzzCase {
   /** Shown when the case fails. */
   label: string;
   bytes: Buffer;
+  /** How fast-check prints a failing case: the label and the start of the request, not every byte. */
+  [fc.toStringMethod]?: () => string;
   /** The client sends this many bytes and resets the connection; no answer is due. */
   dropAfter?: number;
   head?: boolean;
@@ -63,6 +65,12 @@ function contentTypes(boundary: string) {
   );
 }
 
+/** A case that prints readably when it fails. */
+function fuzzCase(label: string, bytes: Buffer, extra: Pick<FuzzCase, 'dropAfter' | 'head'> = {}): FuzzCase {
+  const excerpt = JSON.stringify(bytes.subarray(0, 600).toString('latin1'));
+  return { label, bytes, ...extra, [fc.toStringMethod]: () => `${label} (${bytes.length} bytes): ${excerpt}` };
+}
+
 /** A request line (paths as UTF-8), headers and body (latin1: byte for byte), framed as asked. */
 export function httpRequest(method: string, path: string, headers: readonly string[], body: Buffer | undefined, framing: Framing = 'length'): Buffer {
   const lines = ['Host: 127.0.0.1', ...headers];
@@ -100,7 +108,7 @@ export const malformedCreateRequests: fc.Arbitrary<FuzzCase> = boundaries.chain(
     .map(({ path, contentType, body, mutation, framing, headers }) => {
       const typeHeader = contentType === undefined ? [] : [`Content-Type: ${contentType}`];
       const bytes = httpRequest('POST', path, [...typeHeader, ...headers], mutated(body.bytes, mutation), framing);
-      return { label: `POST ${path} (${contentType}; ${framing}; ${mutation.kind}; ${headers.length} odd headers)`, bytes };
+      return fuzzCase(`POST ${path} (${contentType}; ${framing}; ${mutation.kind}; ${headers.length} odd headers)`, bytes);
     }),
 );
 
@@ -111,7 +119,7 @@ export const droppedUploads: fc.Arbitrary<FuzzCase> = fc
     multipartBodies(boundary).map((body) => {
       const bytes = httpRequest('POST', path, [`Content-Type: multipart/form-data; boundary=${boundary}`], body.bytes);
       const headLength = bytes.length - body.bytes.length;
-      return { label: `POST ${path} dropped`, bytes, dropAfter: headLength + Math.floor(body.closingAt * at) };
+      return fuzzCase(`POST ${path} dropped`, bytes, { dropAfter: headLength + Math.floor(body.closingAt * at) });
     }),
   );
 
@@ -131,5 +139,5 @@ export const oddPathRequests: fc.Arbitrary<FuzzCase> = fc
   .map(({ method, route, parts, query, headers }) => {
     const path = route.replace('{}', parts[0]!).replace('{}', parts[1]!) + query;
     const bytes = httpRequest(method, path, headers, undefined);
-    return { label: `${method} ${JSON.stringify(path).slice(0, 200)}`, bytes, head: method === 'HEAD' };
+    return fuzzCase(`${method} ${JSON.stringify(path).slice(0, 200)}`, bytes, { head: method === 'HEAD' });
   });
