@@ -11,6 +11,7 @@ import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { createContext } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
+import { startService, waitForLine } from './cli-service.js';
 import type { NewTask } from '../src/db/schema.js';
 
 /**
@@ -30,7 +31,6 @@ const UPLOAD_BYTES = 1024 ** 3;
 const UPLOAD_TIMEOUT_MS = 60_000;
 const OVERALL_LIMIT_MS = 150_000;
 const AIMS = { ratio: 0.5, rssMB: 150 };
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const BOUNDARY = 'nestboxbenchboundary';
 const SMALL_FILE = Buffer.from('#!/bin/sh\necho bench\n');
 
@@ -124,16 +124,6 @@ function benchTask(sampleId: number, i: number): NewTask {
     status: 'reported',
     sample_id: sampleId,
   };
-}
-
-async function startService(home: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, '--home', home, 'start', '--no-engine', '--host', '127.0.0.1', '--port', String(port)], {
-    env: { ...process.env, NESTBOX_API_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await waitForLine(child, /listening/);
-  return { child, url: `http://127.0.0.1:${port}` };
 }
 
 function describeScenarios(viewId: number): Scenario[] {
@@ -315,32 +305,5 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 }
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Resolves with the first stdout line of `child` that matches; rejects if it exits first. */
-function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const onData = (text: string) => {
-      buffered += text;
-      const line = buffered.split('\n').find((candidate) => pattern.test(candidate));
-      if (line !== undefined) {
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        resolve(line);
-      }
-    };
-    child.stdout?.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${CLI} exited with ${code} before printing ${pattern}`)));
-  });
-}
 
 await main();

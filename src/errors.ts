@@ -10,6 +10,11 @@ export type ErrorKind =
   | 'method_not_allowed'
   | 'conflict'
   | 'too_large'
+  /** The request asked for something HTTP lets a server decline (an unknown `Expect`). */
+  | 'expectation_failed'
+  | 'headers_too_large'
+  /** The client took too long to send its request. */
+  | 'timed_out'
   | 'unavailable'
   | 'invalid_config'
   | 'internal';

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorKind, NestboxError } from '../errors.js';
+import { multipartProblem } from './multipart-errors.js';
 
 /** The one place where failures become HTTP statuses. */
 const STATUS_OF_KIND: Record<ErrorKind, number> = {
@@ -8,25 +9,35 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  timed_out: 408,
   conflict: 409,
   too_large: 413,
+  expectation_failed: 417,
+  headers_too_large: 431,
   unavailable: 500,
   invalid_config: 500,
   internal: 500,
 };
 
-export function statusOf(error: unknown): number {
-  if (error instanceof NestboxError) return STATUS_OF_KIND[error.kind];
-  const status = (error as FastifyError | undefined)?.statusCode;
-  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
+/** What a client is told about a failure. */
+export interface ErrorAnswer {
+  status: number;
+  message: string;
+}
+
+/** The status and message for any failure, also for answers written outside Fastify (unrouted.ts). */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  const known = domainError(error);
+  const status = statusOf(known);
+  return { status, message: clientMessage(known, status) };
 }
 
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const status = statusOf(error);
-    const message = clientMessage(error, status);
-    if (status >= 500) request.log.error({ err: error, context: contextOf(error) }, message);
-    else request.log.info({ status, context: contextOf(error) }, message);
+    const { status, message } = errorAnswer(error);
+    const context = contextOf(domainError(error));
+    if (status >= 500) request.log.error({ err: error, context }, message);
+    else request.log.info({ status, context }, message);
     if (reply.sent || reply.raw.headersSent) {
       reply.raw.destroy();
       return;
@@ -38,6 +49,17 @@ export function registerErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ message: `No such route: ${request.method} ${request.url.split('?')[0]}` }),
   );
+}
+
+/** Library errors that stand for a domain error (a malformed multipart body) become that error. */
+function domainError(error: unknown): unknown {
+  return multipartProblem(error) ?? error;
+}
+
+function statusOf(error: unknown): number {
+  if (error instanceof NestboxError) return STATUS_OF_KIND[error.kind];
+  const status = (error as FastifyError | undefined)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
 }
 
 function clientMessage(error: unknown, status: number): string {

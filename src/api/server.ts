@@ -3,9 +3,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { AppContext } from '../app.js';
 import { authorizationCheck, registerAuth } from './auth.js';
 import { registerErrorHandlers } from './error-handler.js';
+import { SECURITY_HEADERS } from './headers.js';
 import { cuckooJson } from './json.js';
 import { ResponseCache } from './response-cache.js';
 import { registerRoutes } from './routes/index.js';
+import { answerClientError, answerUnroutedRequests, frameworkErrorAnswerer } from './unrouted.js';
 
 export interface ServerOptions {
   /** Called by GET /exit in debug mode, after the answer is sent. */
@@ -14,11 +16,18 @@ export interface ServerOptions {
 
 /** Builds the REST API: Cuckoo 2.0.7's routes, JSON format, headers and authentication. */
 export async function buildServer(ctx: AppContext, options: ServerOptions = {}): Promise<FastifyInstance> {
-  const cache = new ResponseCache(() => ctx.dataChangeToken(), authorizationCheck(ctx.config.api.token));
+  const authorized = authorizationCheck(ctx.config.api.token);
+  const cache = new ResponseCache(() => ctx.dataChangeToken(), authorized);
   const app = Fastify({
-    serverFactory: (handler, settings) => serverWith(settings, (request, response) => {
-      if (!cache.serve(request, response)) handler(request, response);
-    }),
+    serverFactory: (handler, settings) => {
+      const server = serverWith(settings, (request, response) => {
+        if (!cache.serve(request, response)) handler(request, response);
+      });
+      answerUnroutedRequests(server, authorized);
+      return server;
+    },
+    clientErrorHandler: answerClientError,
+    frameworkErrors: frameworkErrorAnswerer(authorized),
     loggerInstance: ctx.log.child({ component: 'api' }) as FastifyBaseLogger,
     // No "incoming request" / "request completed" lines (Fastify 5's replacement of its deprecated
     // top-level disableRequestLogging, which printed a deprecation warning on every start).
@@ -56,11 +65,3 @@ function serverWith(settings: FastifyServerOptions, handle: http.RequestListener
 
 const prettyJson = (payload: unknown) => cuckooJson(payload, false);
 const compactJson = (payload: unknown) => cuckooJson(payload, true);
-
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cache-control': 'no-cache',
-  pragma: 'no-cache',
-  expires: '0',
-};

@@ -184,7 +184,7 @@ class Unpacking {
     flush();
     const { code, stderr } = await child.done;
     if (tooMany) throw refused(name, `holds more than ${this.limits.maxFiles} files (archives.max_files); refused`);
-    return code === 0 ? entries : stderrSummary(stderr);
+    return code === 0 ? entries : stderrSummary(stderr, { path, name });
   }
 
   private checkListing(entries: readonly Entry[], name: string): void {
@@ -217,7 +217,7 @@ class Unpacking {
     }
     const { code, stderr } = await child.done;
     const failure =
-      problem !== undefined ? problem : code !== 0 ? stderrSummary(stderr) : sink.checksumProblem();
+      problem !== undefined ? problem : code !== 0 ? stderrSummary(stderr, { path, name }) : sink.checksumProblem();
     if (failure === undefined) return sink.files;
     await sink.discard();
     if (isNestboxError(failure)) throw failure;
@@ -402,10 +402,20 @@ function run7z(args: string[]): Run {
   return { process: child, done };
 }
 
-function stderrSummary(stderr: string): string {
+/**
+ * The first lines of 7-Zip's complaint, for a message sent to the client. 7-Zip names the archive by the
+ * path it was given, a server path; that becomes the archive's own name, and lines that then only
+ * repeat the name are dropped (the message starts with it already).
+ */
+function stderrSummary(stderr: string, archive: { path: string; name: string }): string {
   const lines = stderr
     .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !/^(ERRORS?:|Errors: \d+)$/.test(line));
+    .map((line) => line.split(archive.path).join(archive.name).trim())
+    .filter((line) => !onlyNames(line, archive.name) && !/^(ERRORS?:|Errors: \d+)$/.test(line));
   return lines.slice(0, 3).join('; ') || '7-Zip failed';
+}
+
+/** `ERROR: x.7z : x.7z`, `x.7z` or an empty line. */
+function onlyNames(line: string, name: string): boolean {
+  return line.split(name).join('').replace(/ERROR:|:/g, '').trim() === '';
 }
