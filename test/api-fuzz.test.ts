@@ -34,7 +34,7 @@ describe('fuzzed requests against the real API', () => {
 
   const counts = () =>
     storeCounts(
-      async (table) => Number((await server.ctx.stores.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
+      async (table) => Number((await server.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
       [server.ctx.layout.root, server.ctx.layout.tmp],
     );
 

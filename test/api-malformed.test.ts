@@ -25,7 +25,7 @@ describe('malformed requests get a JSON 4xx that names the problem', () => {
 
   const counts = () =>
     storeCounts(
-      async (table) => Number((await server.ctx.stores.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
+      async (table) => Number((await server.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
       [server.ctx.layout.root, server.ctx.layout.tmp],
     );
 
