@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LinuxMachineryParts } from '../src/machinery/linux/index.js';
-import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { createTaskNetwork } from '../src/machinery/host/network/index.js';
 import type { LinuxSettings } from '../src/machinery/linux/settings.js';
 import type { Route } from '../src/machinery/types.js';
 import { closeTestMachineries, runInMachine, testMachinery, workDir } from '../test/linux-support.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { BpftraceProgram, startStrace } from '../src/machinery/linux/tracer/index.js';
+import { BpftraceProgram, startStrace } from '../src/machinery/host/tracer/index.js';
 import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } from '../test/fixtures/tracer-harness.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { MachineRow } from '../src/db/schema.js';
-import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { createTaskNetwork } from '../src/machinery/host/network/index.js';
 import { GuestMachine } from '../src/machinery/qemu/guest-machine.js';
 import { prepareQemuMachine } from '../src/machinery/qemu/prepare.js';
 import { QemuSession } from '../src/machinery/qemu/session.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { BehaviorEvent } from '../src/report/events.js';
-import { BpftraceProgram } from '../src/machinery/linux/tracer/index.js';
+import { BpftraceProgram } from '../src/machinery/host/tracer/index.js';
 import { createTestCgroup, ofKind, readEvents, runInCgroup, type TestCgroup } from './fixtures/tracer-harness.js';
 
 /**

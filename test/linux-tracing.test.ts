@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EVENTS_FILE } from '../src/report/events.js';
-import { createTracer } from '../src/machinery/linux/tracer/index.js';
+import { createTracer } from '../src/machinery/host/tracer/index.js';
 import { assertNothingLeft, runInMachine, testMachinery } from './linux-support.js';
 
 /**

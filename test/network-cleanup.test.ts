@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { cleanupStaleNetworks, createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { cleanupStaleNetworks, createTaskNetwork } from '../src/machinery/host/network/index.js';
 import { holdNetns, quietLog, remainsOf, runIn, testId } from './network-helpers.js';
 
 /**
  * What a crashed nestbox leaves behind is removed at the next start, and only that: a network whose
  * owner still runs (this test's own) is left alone.
  */
-const NETWORK_MODULE = fileURLToPath(new URL('../src/machinery/linux/network/index.js', import.meta.url));
+const NETWORK_MODULE = fileURLToPath(new URL('../src/machinery/host/network/index.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'nestbox-net-cleanup-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -4,8 +4,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TaskNetwork } from '../src/machinery/linux/contracts.js';
-import { createTaskNetwork, fakeAddressFor, isFakeAddress } from '../src/machinery/linux/network/index.js';
+import type { TaskNetwork } from '../src/machinery/host/contracts.js';
+import { createTaskNetwork, fakeAddressFor, isFakeAddress } from '../src/machinery/host/network/index.js';
 import {
   assertNoWayOut,
   dialogue,

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as dnsPacket from 'dns-packet';
-import { createTaskNetwork, fakeAddressFor } from '../src/machinery/linux/network/index.js';
-import { guessProtocol } from '../src/machinery/linux/network/fake-services/catch-all.js';
-import { answerQuery } from '../src/machinery/linux/network/fake-services/dns.js';
-import { payloadFor, TINY_ELF } from '../src/machinery/linux/network/fake-services/downloads.js';
-import { parseLine } from '../src/machinery/linux/network/fake-services/irc.js';
+import { createTaskNetwork, fakeAddressFor } from '../src/machinery/host/network/index.js';
+import { guessProtocol } from '../src/machinery/host/network/fake-services/catch-all.js';
+import { answerQuery } from '../src/machinery/host/network/fake-services/dns.js';
+import { payloadFor, TINY_ELF } from '../src/machinery/host/network/fake-services/downloads.js';
+import { parseLine } from '../src/machinery/host/network/fake-services/irc.js';
 import { quietLog, runHost, runIn, testId } from './network-helpers.js';
 
 /** The fake services' decisions on their own, and the service process's life inside a gateway. */

@@ -13,7 +13,7 @@ import { runHost, runIn, testId, tsharkFields } from './network-helpers.js';
  * ends there (203.0.113.1, a documentation address, serving HTTP). nestbox runs inside the stand-in
  * host, so its policy routing, forwarding and masquerading are the real thing, confined to that world.
  */
-const NETWORK_MODULE = fileURLToPath(new URL('../src/machinery/linux/network/index.js', import.meta.url));
+const NETWORK_MODULE = fileURLToPath(new URL('../src/machinery/host/network/index.js', import.meta.url));
 
 describe('route internet (in a world of namespaces made by the test)', () => {
   const world = testId();

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { TaskNetwork } from '../src/machinery/linux/contracts.js';
-import { createTaskNetwork, interfaceStates } from '../src/machinery/linux/network/index.js';
+import type { TaskNetwork } from '../src/machinery/host/contracts.js';
+import { createTaskNetwork, interfaceStates } from '../src/machinery/host/network/index.js';
 import { assertNoWayOut, quietLog, remainsOf, runIn, testId, tsharkFields } from './network-helpers.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { prepareTaskNetwork, SpareNetwork } from '../src/machinery/linux/network/index.js';
+import { prepareTaskNetwork, SpareNetwork } from '../src/machinery/host/network/index.js';
 import { assertNoWayOut, holdNetns, quietLog, type HeldNetns, remainsOf, runIn, testId, tsharkFields } from './network-helpers.js';
 
 /**

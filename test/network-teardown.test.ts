@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
-import { endChild } from '../src/machinery/linux/network/child-exit.js';
-import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { endChild } from '../src/machinery/host/network/child-exit.js';
+import { createTaskNetwork } from '../src/machinery/host/network/index.js';
 import { holdNetns, quietLog, remainsOf, testId } from './network-helpers.js';
 
 /** close() of a task network resolves only once nothing of it runs any more, whatever its helpers do. */

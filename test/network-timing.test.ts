@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
-import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { createTaskNetwork } from '../src/machinery/host/network/index.js';
 import { quietLog, remainsOf, runHost, testId } from './network-helpers.js';
 
 /**

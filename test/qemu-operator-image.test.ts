@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { configSchema } from '../src/config/schema.js';
 import { analysisRequest } from './helpers/analysis-request.js';
 import { isNestboxError } from '../src/errors.js';
-import { createTaskNetwork } from '../src/machinery/linux/network/index.js';
+import { createTaskNetwork } from '../src/machinery/host/network/index.js';
 import { createQemuMachinery } from '../src/machinery/qemu/index.js';
 import { prepareQemuMachine } from '../src/machinery/qemu/prepare.js';
 import { parseQemuSettings } from '../src/machinery/qemu/settings.js';

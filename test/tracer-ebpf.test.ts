@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { BehaviorEvent } from '../src/report/events.js';
-import { BpftraceProgram, createTracer, type BehaviourTracer } from '../src/machinery/linux/tracer/index.js';
+import { BpftraceProgram, createTracer, type BehaviourTracer } from '../src/machinery/host/tracer/index.js';
 import {
   ACCENTED_NAME, assertTourSeenByEveryTracer, compileFixtures, createTestCgroup, LONG_NAME, NEWLINE_NAME, ofKind, openTracerWorkbench, readEvents, runInCgroup,
   type RunResult, type TestCgroup, type TracerWorkbench,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BpftraceOutputParser, exitCodeOf, type BpftraceOutput } from '../src/machinery/linux/tracer/bpftrace-output.js';
-import { STRING_LIMIT } from '../src/machinery/linux/tracer/bpftrace-script.js';
-import { formatIpv6 } from '../src/machinery/linux/tracer/sockaddr.js';
-import { parseCall, StraceParser } from '../src/machinery/linux/tracer/strace-parser.js';
-import type { TraceRecord } from '../src/machinery/linux/tracer/trace-records.js';
+import { BpftraceOutputParser, exitCodeOf, type BpftraceOutput } from '../src/machinery/host/tracer/bpftrace-output.js';
+import { STRING_LIMIT } from '../src/machinery/host/tracer/bpftrace-script.js';
+import { formatIpv6 } from '../src/machinery/host/tracer/sockaddr.js';
+import { parseCall, StraceParser } from '../src/machinery/host/tracer/strace-parser.js';
+import type { TraceRecord } from '../src/machinery/host/tracer/trace-records.js';
 
 /**
  * Output orders and shapes the live tests cannot force (records split across CPU buffers, loss

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { BehaviorEvent, EventKind } from '../src/report/events.js';
-import { createTracer } from '../src/machinery/linux/tracer/index.js';
+import { createTracer } from '../src/machinery/host/tracer/index.js';
 import {
   ACCENTED_NAME, assertTourSeenByEveryTracer, LONG_NAME, NEWLINE_NAME, ofKind, openTracerWorkbench, readEvents, runInCgroup,
   type RunResult, type TracerWorkbench,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { CONFIG_FILE_NAME, defaultHome, loadConfig } from '../config/load.js';
 import { invalidInput } from '../errors.js';
-import { createTaskNetwork } from '../machinery/linux/network/index.js';
+import { createTaskNetwork } from '../machinery/host/network/index.js';
 import { otherVersions } from '../machinery/qemu/image-store.js';
 import { prepareQemuMachine } from '../machinery/qemu/prepare.js';
 import { parseQemuSettings, type QemuSettings } from '../machinery/qemu/settings.js';

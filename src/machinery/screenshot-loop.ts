@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { runCommand } from './linux/command.js';
+import { runCommand } from './host/command.js';
 
 /**
  * The screenshot loop of every machine kind: it looks at the screen every interval and, when the picture

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { internal, unavailable } from '../../errors.js';
-import { isMachineId } from './machine-id.js';
+import { isMachineId } from '../host/machine-id.js';
 
 /**
  * The machine's cgroups. Two layouts are supported:

@@ -7,18 +7,18 @@ import { NestboxError, unavailable } from '../../errors.js';
 import { MachineContexts } from '../machine-contexts.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { detectCgroupLayout, listMachineGroups, MachineCgroups, CGROUP_PREFIX } from './cgroups.js';
-import { runCommand } from './command.js';
-import type { CreateTaskNetwork, Tracer } from './contracts.js';
+import { runCommand } from '../host/command.js';
+import type { CreateTaskNetwork, Tracer } from '../host/contracts.js';
 import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { checkRangeIsFree, machineIdRange } from './host-ids.js';
 import { ensureNativeProgram, USERNS_EXEC } from './native-programs.js';
 import { ensureTraversable, makeRunDir } from './run-dir.js';
-import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from './network/index.js';
-import { createTracer, type BehaviourTracer } from './tracer/index.js';
-import { isMachineId } from './machine-id.js';
+import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/network/index.js';
+import { createTracer, type BehaviourTracer } from '../host/tracer/index.js';
+import { isMachineId } from '../host/machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
-import { ownerIsAlive } from './ownership.js';
+import { ownerIsAlive } from '../host/ownership.js';
 import { sandboxSeccompProgram } from './seccomp.js';
 import { LinuxSession, type MachineContext } from './session.js';
 import { parseLinuxSettings, type LinuxSettings } from './settings.js';
@@ -27,7 +27,7 @@ import { CONVERT } from './screenshots.js';
 export { ensureGuestRoot, guestRootPlan } from './guest-root.js';
 export { parseLinuxSettings, linuxSettingsSchema, type LinuxSettings } from './settings.js';
 export { LinuxSession } from './session.js';
-export { machineId } from './machine-id.js';
+export { machineId } from '../host/machine-id.js';
 
 /** Parts the machinery is composed of; tests may hand in stand-ins for parts not under test. */
 export interface LinuxMachineryParts {

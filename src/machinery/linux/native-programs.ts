@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mustRun } from './command.js';
+import { mustRun } from '../host/command.js';
 
 /** The C sources in the clone's native/ folder (this file runs from dist/src/machinery/linux/). */
 const NATIVE_SOURCES = fileURLToPath(new URL('../../../../native/', import.meta.url));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mustRun, runCommand } from './command.js';
+import { mustRun, runCommand } from '../host/command.js';
 
 /**
  * The machine's disk: the guest root as the read-only lower layer of an overlay whose upper layer lives

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AnalysisPaths } from '../../storage/layout.js';
-import { mustRun } from './command.js';
+import { mustRun } from '../host/command.js';
 
 /**
  * The filesystem state a task leaves behind, kept for reboot tasks: a tar of the overlay's upper layer

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { invalidInput } from '../../errors.js';
 import { elfPackage } from '../../analysis/packages/elf.js';
 import { packageForFile, type AnalysisPackage } from '../../analysis/packages/index.js';
-import { runCommand } from './command.js';
+import { runCommand } from '../host/command.js';
 import { hostPathInMachine } from './machine-path.js';
 
 export interface PickedFile {

@@ -1,6 +1,6 @@
-import { mustRun, runCommand } from '../linux/command.js';
+import { mustRun, runCommand } from '../host/command.js';
 import { internal } from '../../errors.js';
-import type { TaskNetwork } from '../linux/contracts.js';
+import type { TaskNetwork } from '../host/contracts.js';
 
 /**
  * The guest's analysis network card on the host side: a tap device, created in the host's namespace so

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { internal } from '../../errors.js';
-import { mustRun } from '../linux/command.js';
+import { mustRun } from '../host/command.js';
 
 /**
  * Debian packages fetched without installing them on the host: `apt-get download` into a folder, then

@@ -1,10 +1,10 @@
 import type { BehaviorEvent } from '../../report/events.js';
-import { BpftraceOutputParser, type BpftraceOutput } from '../linux/tracer/bpftrace-output.js';
-import { EventDecoder } from '../linux/tracer/event-decoder.js';
-import { ReorderBuffer } from '../linux/tracer/reorder-buffer.js';
-import { straceArguments } from '../linux/tracer/strace.js';
-import { StraceParser } from '../linux/tracer/strace-parser.js';
-import type { TraceRecord } from '../linux/tracer/trace-records.js';
+import { BpftraceOutputParser, type BpftraceOutput } from '../host/tracer/bpftrace-output.js';
+import { EventDecoder } from '../host/tracer/event-decoder.js';
+import { ReorderBuffer } from '../host/tracer/reorder-buffer.js';
+import { straceArguments } from '../host/tracer/strace.js';
+import { StraceParser } from '../host/tracer/strace-parser.js';
+import type { TraceRecord } from '../host/tracer/trace-records.js';
 
 /**
  * The guest's behaviour trace, as it arrives on the trace port, decoded by the host tracers' own

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from '../linux/tracer/bpftrace-script.js';
+import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from '../host/tracer/bpftrace-script.js';
 
 /**
  * The guest's eBPF behaviour program, written at image build by the generator of the host's own eBPF

@@ -1,7 +1,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { lockFile } from '../linux/file-lock.js';
+import { lockFile } from '../host/file-lock.js';
 import { findImage, GuestImage, imageDir, imageVersion, type ImageManifest, type ImageRecipe } from './image-store.js';
 import { buildInitramfs } from './initramfs.js';
 import { installGuestTracer } from './guest-tracer-program.js';

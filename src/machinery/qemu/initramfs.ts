@@ -1,7 +1,7 @@
 import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { internal } from '../../errors.js';
-import { mustRun } from '../linux/command.js';
+import { mustRun } from '../host/command.js';
 import { downloadPackage, unpackPackage } from './debian-packages.js';
 import { compressionOf, decompress } from './decompress.js';
 import { guestFile } from './guest-files.js';

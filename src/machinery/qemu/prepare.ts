@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { NestboxError } from '../../errors.js';
 import { defaultDroppedFileLimits, type DroppedFileLimits } from '../dropped/budget.js';
-import type { CreateTaskNetwork } from '../linux/contracts.js';
+import type { CreateTaskNetwork } from '../host/contracts.js';
 import { buildImage, DEFAULT_RECIPE } from './image-builder.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { kvmUsable } from './kvm-probe.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { unavailable } from '../../errors.js';
-import { runCommand } from '../linux/command.js';
+import { runCommand } from '../host/command.js';
 import { QmpClient } from './qmp.js';
 
 /** One QEMU process and its QMP connection. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnalysisPaths } from '../../storage/layout.js';
-import { mustRun } from '../linux/command.js';
+import { mustRun } from '../host/command.js';
 import type { ColdBoot } from './machine-args.js';
 
 /**

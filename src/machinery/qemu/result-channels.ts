@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENTS_FILE } from '../../report/events.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
-import { EventsWriter } from '../linux/tracer/events-writer.js';
+import { EventsWriter } from '../host/tracer/events-writer.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import { AnalysisUploads, type UploadLimits } from './analysis-uploads.js';
 import type { GuestMachine } from './guest-machine.js';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { chmod, copyFile, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mustRun } from '../linux/command.js';
+import { mustRun } from '../host/command.js';
 import { guestFile } from './guest-files.js';
 
 /**

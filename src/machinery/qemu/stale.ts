@@ -1,9 +1,9 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { runCommand } from '../linux/command.js';
-import { isMachineId } from '../linux/machine-id.js';
-import { ownerIsAlive } from '../linux/ownership.js';
+import { runCommand } from '../host/command.js';
+import { isMachineId } from '../host/machine-id.js';
+import { ownerIsAlive } from '../host/ownership.js';
 import { removeTap, TAP_PREFIX } from './analysis-link.js';
 
 /**
