@@ -75,6 +75,27 @@ function kindOf(path: string): string | undefined {
   return parts[0] === 'machinery' && parts.length > 2 && MACHINE_KINDS.includes(parts[1]!) ? parts[1] : undefined;
 }
 
+/** Each cycle once, as the list of files around it (depth-first search over the graph). */
+function findCycles(edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const edge of edges) next.set(edge.from, [...(next.get(edge.from) ?? []), edge.to]);
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const target of next.get(file) ?? []) {
+      if (state.get(target) === 'open') cycles.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of next.keys()) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
 const chainIndex = (stage: string) => CHAIN.findIndex((group) => group.includes(stage));
 const allowed = (edge: Edge) => ALLOWED.some(([from, to]) => edge.from === from && edge.to === to);
 const show = (edges: Edge[]) => edges.map((edge) => `${edge.from} -> ${edge.to}`).join('\n');
@@ -129,6 +150,19 @@ describe('architecture: the directions imports take in src/', () => {
       return from !== undefined && to !== undefined && from !== to;
     });
     assert.equal(show(bad), '');
+  });
+
+  it('route modules share helpers through api/, never through each other', () => {
+    const routes = join('api', 'routes') + sep;
+    const shared = [join(routes, 'registrar.ts')];
+    const bad = graph.filter(
+      (edge) => edge.from.startsWith(routes) && !edge.from.endsWith(`${sep}index.ts`) && edge.to.startsWith(routes) && !shared.includes(edge.to),
+    );
+    assert.equal(show(bad), '');
+  });
+
+  it('has no import cycle, type-only imports included', () => {
+    assert.deepEqual(findCycles(graph), []);
   });
 
   it('keeps no exception that is no longer needed', () => {

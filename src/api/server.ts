@@ -7,12 +7,11 @@ import { SECURITY_HEADERS } from './headers.js';
 import { cuckooJson } from './json.js';
 import { ResponseCache } from './response-cache.js';
 import { registerRoutes } from './routes/index.js';
+import type { ServiceRouteOptions } from './routes/service.js';
 import { answerClientError, answerUnroutedRequests, frameworkErrorAnswerer } from './unrouted.js';
 
-export interface ServerOptions {
-  /** Called by GET /exit in debug mode, after the answer is sent. */
-  onExit?: () => void;
-}
+/** How the server is run: its routes' needs (GET /exit's handler). */
+export type ServerOptions = ServiceRouteOptions;
 
 /** Builds the REST API: Cuckoo 2.0.7's routes, JSON format, headers and authentication. */
 export async function buildServer(ctx: AppContext, options: ServerOptions = {}): Promise<FastifyInstance> {

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../app.js';
 import { notFound } from '../../errors.js';
 import { machineJson } from '../serialize.js';
-import { stringParam, type Registrar } from './registrar.js';
+import { stringParam } from '../params.js';
+import type { Registrar } from './registrar.js';
 
 /** GET /machines/list and /machines/view/<name> (cuckoo-compat §4.17); machines are looked up by name. */
 export function machineRoutes(r: Registrar, ctx: AppContext): void {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NestboxError, notFound } from '../../errors.js';
+import { NestboxError } from '../../errors.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -47,17 +47,3 @@ export class Registrar {
   }
 }
 
-/** A path segment that only matches digits, like Flask's `<int:x>` converter. */
-export const INT = (name: string) => `:${name}(^\\d+$)`;
-
-/** Reads a digits-only path parameter; ids too large to exist are simply not found. */
-export function intParam(request: FastifyRequest, name: string, what = 'Task'): number {
-  const raw = (request.params as Record<string, string>)[name];
-  const value = Number(raw);
-  if (raw === undefined || !Number.isSafeInteger(value)) throw notFound(`${what} not found`);
-  return value;
-}
-
-export function stringParam(request: FastifyRequest, name: string): string {
-  return (request.params as Record<string, string>)[name] ?? '';
-}

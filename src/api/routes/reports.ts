@@ -9,9 +9,9 @@ import type { AppContext } from '../../app.js';
 import { internal, invalidInput, notFound } from '../../errors.js';
 import type { AnalysisPaths } from '../../storage/layout.js';
 import { tarFolder, type TarCompression } from '../../storage/tar-stream.js';
-import { fileIn, safeFileName, sendFile, sendNoBody } from './artifacts.js';
-import { INT, type Registrar } from './registrar.js';
-import { idParam, queryParam } from './tasks.js';
+import { fileIn, sendFile, sendNoBody } from '../file-answers.js';
+import { idParam, INT, queryParam, safeFileName } from '../params.js';
+import type { Registrar } from './registrar.js';
 
 /** Reports, summaries and screenshots, read from storage/analyses/<id>/ (cuckoo-compat §4.9–§4.11). */
 export function reportRoutes(r: Registrar, ctx: AppContext): void {

@@ -1,11 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import type { AppContext } from '../../app.js';
 import { forbidden, unavailable } from '../../errors.js';
-import type { ServerOptions } from '../server.js';
 import type { Registrar } from './registrar.js';
 
 /** GET /vpn/status and GET /exit (cuckoo-compat §4.21, §4.22); neither has a /v1 alias. */
-export function serviceRoutes(r: Registrar, ctx: AppContext, options: ServerOptions): void {
+/** What the service routes need from whoever runs the server. */
+export interface ServiceRouteOptions {
+  /** Called by GET /exit in debug mode, after the answer is sent. */
+  onExit?: () => void;
+}
+
+export function serviceRoutes(r: Registrar, ctx: AppContext, options: ServiceRouteOptions): void {
   r.get('/vpn/status', async () => {
     const vpns = ctx.config.routing.vpns;
     if (vpns.length === 0) throw unavailable('No VPN is configured');

@@ -5,7 +5,8 @@ import { invalidInput, notFound } from '../../errors.js';
 import { getDetailedTask, listDetailedTasks, type DetailedTask } from '../../tasks/details.js';
 import { deleteTask, rebootTask, rereportTask, rescheduleTask } from '../../tasks/lifecycle.js';
 import { taskJson } from '../serialize.js';
-import { INT, type Registrar } from './registrar.js';
+import { idParam, INT, queryParam } from '../params.js';
+import type { Registrar } from './registrar.js';
 
 /**
  * Listing, viewing and the operations on existing tasks (cuckoo-compat §4.4–§4.8, §4.12, §4.13).
@@ -69,18 +70,6 @@ export function taskRoutes(r: Registrar, ctx: AppContext): void {
     if (request.method === 'HEAD') return requireTask(ctx, taskId, 'Error creating reboot task');
     return { reboot_id: await rebootTask(ctx, taskId), task_id: taskId };
   });
-}
-
-/** A digits-only path parameter; ids too large to be safe integers cannot exist, so they become -1. */
-export function idParam(request: FastifyRequest, name: string): number {
-  const value = Number((request.params as Record<string, string>)[name]);
-  return Number.isSafeInteger(value) ? value : -1;
-}
-
-/** The first value of a query parameter, as Flask's `request.args.get` gives it. */
-export function queryParam(request: FastifyRequest, name: string): string | undefined {
-  const value = (request.query as Record<string, string | string[] | undefined>)[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 async function tasksJson(ctx: AppContext, filter: TaskListFilter) {
