@@ -33,7 +33,7 @@ export abstract class ConnectionSignature<Extra extends EventKind = never> exten
     if (reachable && this.ports.has(event.port)) this.markEvent(event, ctx);
   }
 
-  override onComplete(ctx: SignatureContext): void | Promise<void> {
+  override onComplete(ctx: SignatureContext): void {
     for (const flow of flowsOf(ctx.report)) {
       if (this.ports.has(flow.dport) && (this.includeLocal || !isLocalAddress(flow.dst))) {
         this.markIoc('connection', `${flow.dst}:${flow.dport}`, `${flow.protocol} flow in the capture`);

@@ -38,13 +38,15 @@ export class SignatureRun {
   ) {
     this.#signatures = classes.map((SignatureType) => new SignatureType());
     this.#index();
-    const run = this;
+    const completedReport = (): Report => {
+      if (!this.#report) throw new Error('the report is only there at completion, not while the log is read');
+      return this.#report;
+    };
     this.#ctx = {
       paths,
       processes: this.#processes,
       get report(): Report {
-        if (!run.#report) throw new Error('the report is only there at completion, not while the log is read');
-        return run.#report;
+        return completedReport();
       },
       callIndex: callIndexOf,
     };

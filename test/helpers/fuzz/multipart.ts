@@ -53,7 +53,7 @@ const filePart = fc
   .chain(([name, filename, content]) => partHeaders(name, filename).map((headers) => ({ headers, content })));
 
 export const boundaries = fc.oneof(
-  { weight: 5, arbitrary: fc.stringMatching(/^[A-Za-z0-9'()+_,.\/:=?-]{1,70}$/) },
+  { weight: 5, arbitrary: fc.stringMatching(/^[A-Za-z0-9'()+_,./:=?-]{1,70}$/) },
   fc.stringMatching(/^[A-Za-z0-9]{257,400}$/),
 );
 

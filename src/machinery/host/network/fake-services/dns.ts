@@ -1,5 +1,5 @@
 import dgram from 'node:dgram';
-import net from 'node:net';
+import type net from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { fakeAddressFor } from './fake-addresses.js';
 import type { ServiceHandle } from './service.js';
