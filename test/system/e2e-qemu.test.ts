@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { form, startTestServer, type TestServer } from '../helpers/server.js';
 
+import { COLLECT_GRACE_S } from '../helpers/qemu-timing.js';
+
 /**
  * Issue 5 end to end: one real nestbox service with a linux machine and a QEMU machine side by side
  * (TCG here, restored from the cached ready state of nestbox's guest image; its first build takes
@@ -14,7 +16,7 @@ import { form, startTestServer, type TestServer } from '../helpers/server.js';
  * choice of machine by name and tags, and reboot tasks that cold-boot the state the original left.
  * Traffic goes only to loopback and the task networks nestbox makes.
  */
-const QEMU_SETTINGS = { memory_mb: 256, run_dir: '/run/nestbox/qemu-e2e', collect_grace: 5, screenshot_interval: 0.5 };
+const QEMU_SETTINGS = { memory_mb: 256, run_dir: '/run/nestbox/qemu-e2e', collect_grace: COLLECT_GRACE_S, screenshot_interval: 0.5 };
 
 /** Writes files, starts children, resolves a name, fetches a URL, leaves a process running, and persists. */
 const DROPPER = `#!/bin/sh

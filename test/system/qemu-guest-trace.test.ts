@@ -20,6 +20,7 @@ import { createQemuMachinery } from '../../src/machinery/qemu/index.js';
 import type { Machinery } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
+import { COLLECT_GRACE_S } from '../helpers/qemu-timing.js';
 
 /**
  * The guest's strace fallback output, decoded on the host by the host tracer's strace parser into
@@ -172,7 +173,7 @@ describe('strace output from the guest into behaviour events', () => {
  */
 const log = pino({ level: process.env.NESTBOX_TEST_LOG ?? 'silent' });
 /** The settings of qemu-machine.test.ts: the same hardware shares its ready state. */
-const GUEST_SETTINGS = { memory_mb: 256, run_dir: '/run/nestbox/qemu-trace-test', collect_grace: 5, screenshots: false };
+const GUEST_SETTINGS = { memory_mb: 256, run_dir: '/run/nestbox/qemu-trace-test', collect_grace: COLLECT_GRACE_S, screenshots: false };
 const FAKE_SERVER = '192.0.2.10';
 
 const GUEST_SCRIPT = [

@@ -18,6 +18,8 @@ import type { QemuSettings } from '../../src/machinery/qemu/settings.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 
+import { COLLECT_GRACE_S } from '../helpers/qemu-timing.js';
+
 /**
  * The qemu machinery end to end through the Machinery interface, under TCG on this host: a real QEMU
  * restored from the ready state of nestbox's guest image (built once per machine into
@@ -26,7 +28,7 @@ import { AnalysisPaths } from '../../src/storage/layout.js';
  */
 const log = pino({ level: process.env.NESTBOX_TEST_LOG ?? 'silent' });
 const RUN_DIR = '/run/nestbox/qemu-test';
-const settings: Partial<QemuSettings> = { memory_mb: 256, run_dir: RUN_DIR, collect_grace: 5, screenshot_interval: 0.5 };
+const settings: Partial<QemuSettings> = { memory_mb: 256, run_dir: RUN_DIR, collect_grace: COLLECT_GRACE_S, screenshot_interval: 0.5 };
 const workDir = mkdtempSync(join(tmpdir(), 'nestbox-qemu-test-'));
 let machinery: Machinery;
 let nextTask = 9000;
