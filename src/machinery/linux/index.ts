@@ -20,7 +20,8 @@ import { isMachineId } from '../host/machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
 import { ownerIsAlive } from '../host/ownership.js';
 import { sandboxSeccompProgram } from './seccomp.js';
-import { LinuxSession, type MachineContext } from './session.js';
+import type { MachineContext } from './machine-context.js';
+import { LinuxSession } from './session.js';
 import { parseLinuxSettings, type LinuxSettings } from './settings.js';
 import { CONVERT } from './screenshots.js';
 

@@ -1,100 +1,63 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, chown, copyFile, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { EVENTS_FILE } from '../../report/events.js';
-import { invalidInput } from '../../errors.js';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
-import type { DroppedFileLimits } from '../dropped/budget.js';
+import { invalidInput } from '../../errors.js';
+import { EVENTS_FILE } from '../../report/events.js';
 import type { DroppedEntry } from '../dropped/entry.js';
 import { droppedFileWarnings } from '../dropped/warnings.js';
+import { runCommand } from '../host/command.js';
+import type { TaskNetwork } from '../host/contracts.js';
+import { machineId } from '../host/machine-id.js';
+import type { PreparedNetwork } from '../host/network/index.js';
+import { recordOwner } from '../host/ownership.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { AnalysisLog } from './analysis-log.js';
-import { MachineCgroups, type CgroupLayout } from './cgroups.js';
-import { runCommand } from '../host/command.js';
-import type { CreateTaskNetwork, TaskNetwork, Tracer, TracerSession } from '../host/contracts.js';
+import { MachineCgroups } from './cgroups.js';
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
-import { GUEST_INIT_PATH, GUEST_INIT_REAL_PATH } from './guest-init.js';
-import type { HostIdRange } from './host-ids.js';
-import { machineId } from '../host/machine-id.js';
-import type { PreparedNetwork, SpareNetwork } from '../host/network/index.js';
+import { GUEST_INIT_REAL_PATH } from './guest-init.js';
+import type { MachineContext } from './machine-context.js';
 import { ensureRegularFiles, hostPathInMachine, writeInMachine } from './machine-path.js';
-import { dumpProcessMemory } from './memory-dump.js';
+import { MachineSandboxes, SAMPLE_DIR } from './machine-sandboxes.js';
 import { MachineDisk } from './overlay.js';
-import { recordOwner } from '../host/ownership.js';
-import { makeMachineDir } from './run-dir.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
-import { guestEnvironment, spawnSandbox, type SandboxSpec } from './sandbox.js';
-import { ScreenshotTaker } from './screenshots.js';
-import type { LinuxSettings } from './settings.js';
+import { makeMachineDir } from './run-dir.js';
+import { dumpSampleMemory } from './sample-memory.js';
+import { SampleTracing } from './sample-tracing.js';
 import { pickUnpackedFile } from './unpacked.js';
+import { VirtualDisplay } from './virtual-display.js';
 
-/** What every session of one machinery shares. */
-export interface MachineContext {
-  settings: LinuxSettings;
-  guestRoot: string;
-  /** Host path of the compiled init, bound over /sbin/init. */
-  initPath: string;
-  seccompPath: string;
-  /** The user namespace launcher (native/userns-exec.c). */
-  launcher: string;
-  /** Host ids of the machine's ids: root inside is `hostIds.base` on the host. */
-  hostIds: HostIdRange;
-  cgroupLayout: CgroupLayout;
-  hostname: string;
-  internetInterface: string;
-  archivePasswords: string[];
-  droppedFileLimits: DroppedFileLimits;
-  createTaskNetwork: CreateTaskNetwork;
-  /** A network made ahead for the next task, when the machinery keeps one. */
-  spareNetwork?: SpareNetwork;
-  tracer?: Tracer;
-}
+export type { MachineContext } from './machine-context.js';
 
-/** Where the sample is put inside the machine, as a user would have downloaded it. */
-const SAMPLE_DIR = '/tmp';
-const DISPLAY_READY_MS = 10_000;
 const UNPACK_TIMEOUT_MS = 120_000;
-const TRACER_START_MS = 30_000;
 /** The sample's sandbox waits on this fd until the tracer records. */
 const BLOCK_FD = 4;
 const INFO_FD = 5;
-/** A 1280x800 grab is 4 MB; anything far larger is not our X server's. */
-const MAX_GRAB_BYTES = 64 * 2 ** 20;
 /** Files of the machine the sandbox binds over (init, name resolution): checked to be plain files first. */
 const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/etc/hostname'];
-/** Where a tracer running inside the machine writes its log. */
-const TRACE_LOG = '/run/nestbox-trace.log';
-/** Bound over the parts of /proc the machine may not see. */
-const EMPTY_FILE = 'empty';
-const EMPTY_FOLDER = 'empty.d';
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
 export class LinuxSession implements MachineSession {
   private network: TaskNetwork | undefined;
-  private display: ChildProcess | undefined;
   private sample: ChildProcess | undefined;
-  private tracerSession: TracerSession | undefined;
-  /** The tracer starting (armed on the sample's cgroup while the machine is made); null when it did not start. */
-  private tracerStarting: Promise<TracerSession | null> = Promise.resolve(null);
-  private screenshots: ScreenshotTaker | undefined;
   private baseline = new Map<string, string>();
-  private readonly memoryFiles: FilesJsonLine[] = [];
+  private memoryFiles: FilesJsonLine[] = [];
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
-  /** The virtual display coming up; undefined until it is started. */
-  private displayReady: Promise<void> | undefined;
   /** Set once the sample's run is over: a display that comes up later takes no screenshots. */
   private runOver = false;
-  private traceLog: { inMachine: string; host: string } | undefined;
   private destroyed: Promise<void> | undefined;
   private readonly log: Logger;
   readonly analysisLog: AnalysisLog;
   readonly disk: MachineDisk;
   readonly cgroups: MachineCgroups;
+  private readonly sandboxes: MachineSandboxes;
+  private readonly display: VirtualDisplay;
+  private readonly tracing: SampleTracing;
   /** Inside the machine. */
   private samplePath = '';
   private package: AnalysisPackage | undefined;
@@ -115,6 +78,24 @@ export class LinuxSession implements MachineSession {
     this.disk = new MachineDisk(dir);
     this.cgroups = new MachineCgroups(context.cgroupLayout, id);
     this.analysisLog = new AnalysisLog(request.paths.analysisLog, context.settings.log_limit_bytes);
+    this.sandboxes = new MachineSandboxes(context, this.disk, this.cgroups);
+    const report = { warn: (message: string) => this.warn(message), debug: (message: string) => this.analysisLog.debug(message) };
+    this.display = new VirtualDisplay(this.sandboxes, {
+      enabled: context.settings.screenshots,
+      shotsDir: request.paths.shots,
+      intervalMs: context.settings.screenshot_interval * 1000,
+      log: this.log,
+      needed: () => !this.runOver || Boolean(this.runner?.needsDisplay),
+      ...report,
+    });
+    this.tracing = new SampleTracing({
+      tracer: context.tracer,
+      cgroupV2Path: this.cgroups.v2Path('sample'),
+      eventsPath: join(request.paths.dir, EVENTS_FILE),
+      log: this.log,
+      analysisLog: this.analysisLog,
+      warn: report.warn,
+    });
   }
 
   /** Starts a clean machine for the request; on failure everything created so far is removed. */
@@ -153,22 +134,22 @@ export class LinuxSession implements MachineSession {
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
-      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.rootId, restoreFrom),
+      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom),
       this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent }),
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
     for (const step of [network, ...others]) if (step.status === 'rejected') throw step.reason;
     // The sample's cgroup exists and stays empty until the sample's sandbox joins it: the tracer is armed meanwhile.
-    this.tracerStarting = this.startTracer();
-    await this.writeBoundFiles(this.network!.gatewayAddress);
+    this.tracing.arm();
+    await this.sandboxes.prepare(this.network!);
     mark('network, disk, cgroups');
-    await ensureRegularFiles(this.disk.root, BOUND_FILES, this.rootId);
+    await ensureRegularFiles(this.disk.root, BOUND_FILES, this.sandboxes.rootId);
     await this.placeSample();
     mark('sample placed');
     // Xvfb takes about 0.15 s of CPU to be ready. A sample that needs it (or may: an archive's file is not
     // known yet) waits for it, so it starts now; for others it starts once the sample runs, off the way to
     // the sample's first instruction.
-    if (this.package?.needsDisplay || this.package?.unpack) void this.launchDisplay();
+    if (this.package?.needsDisplay || this.package?.unpack) void this.display.launch();
   }
 
   /** The spare network, handed over (it removes itself if that fails), or one made now. */
@@ -186,35 +167,6 @@ export class LinuxSession implements MachineSession {
     });
   }
 
-  /**
-   * The files bound over the guest's own (init, resolv.conf, hosts, hostname) live on the machine's tmpfs,
-   * beside the upper layer: /proc/self/mountinfo shows each bind's source path, and that path then names
-   * nothing of the host.
-   */
-  private async writeBoundFiles(gateway: string): Promise<void> {
-    const { hostname } = this.context;
-    const dir = this.boundFilesDir;
-    await mkdir(dir);
-    await copyFile(this.context.initPath, join(dir, 'init'));
-    await chmod(join(dir, 'init'), 0o755);
-    await writeFile(join(dir, 'resolv.conf'), `nameserver ${gateway}\n`);
-    await writeFile(join(dir, 'hostname'), `${hostname}\n`);
-    await writeFile(join(dir, 'hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
-    await writeFile(join(dir, EMPTY_FILE), '', { mode: 0o444 });
-    await mkdir(join(dir, EMPTY_FOLDER), { mode: 0o555 });
-    // Inside they stand where root's own files would: owned by the machine's root, not by nobody.
-    for (const name of ['init', 'resolv.conf', 'hostname', 'hosts', EMPTY_FILE, EMPTY_FOLDER]) await chown(join(dir, name), this.rootId, this.rootId);
-  }
-
-  /** The host id of root inside the machine. */
-  private get rootId(): number {
-    return this.context.hostIds.base;
-  }
-
-  private get boundFilesDir(): string {
-    return join(this.disk.tmpfs, 'bind');
-  }
-
   /** Copies the sample into the machine and picks the package that runs it. */
   private async placeSample(): Promise<void> {
     const { request } = this;
@@ -223,97 +175,12 @@ export class LinuxSession implements MachineSession {
     if (request.category === 'file' && request.samplePath) {
       const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
       this.samplePath = `${SAMPLE_DIR}/${name}`;
-      await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755, this.rootId);
+      await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755, this.sandboxes.rootId);
       target = { fileName: name, fileType: await this.sampleType };
       this.analysisLog.info(`sample ${this.samplePath}: ${target.fileType}`);
     }
     this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
     this.analysisLog.info(`analysis package: ${this.package.name}`);
-  }
-
-  private sandboxSpec(leaf: 'sample' | 'support', argv: string[], overrides: Partial<SandboxSpec> = {}): SandboxSpec {
-    const { settings } = this.context;
-    return {
-      root: this.disk.root,
-      rootReadOnly: false,
-      netnsPath: this.network!.netnsPath,
-      procsFiles: this.cgroups.procsFiles(leaf),
-      hostname: this.context.hostname,
-      seccompPath: this.context.seccompPath,
-      launcher: this.context.launcher,
-      hostIds: this.context.hostIds,
-      covers: { emptyFile: join(this.boundFilesDir, EMPTY_FILE), emptyFolder: join(this.boundFilesDir, EMPTY_FOLDER) },
-      roBinds: [
-        { source: join(this.boundFilesDir, 'init'), dest: GUEST_INIT_PATH },
-        { source: join(this.boundFilesDir, 'resolv.conf'), dest: '/etc/resolv.conf' },
-        { source: join(this.boundFilesDir, 'hosts'), dest: '/etc/hosts' },
-        { source: join(this.boundFilesDir, 'hostname'), dest: '/etc/hostname' },
-      ],
-      tmpfs: { '/dev/shm': Math.min(64, settings.disk_mb) * 2 ** 20 },
-      env: guestEnvironment(settings.screenshots),
-      cwd: SAMPLE_DIR,
-      argv,
-      ...overrides,
-    };
-  }
-
-  /** Starts the display once (when the machine has screenshots); the promise never rejects. */
-  private launchDisplay(): Promise<void> {
-    if (!this.context.settings.screenshots) return Promise.resolve();
-    this.displayReady ??= this.startDisplay().catch((error: unknown) => this.warn(`no virtual display: ${(error as Error).message}`));
-    return this.displayReady;
-  }
-
-  /** Xvfb in a sandbox of its own (guest root read-only, private /tmp) in the machine's network namespace. */
-  private async startDisplay(): Promise<void> {
-    const DISPLAY_FD = 4;
-    const spec = this.sandboxSpec('support', ['Xvfb', ':0', '-nolisten', 'tcp', '-screen', '0', '1280x800x24', '-displayfd', String(DISPLAY_FD)], {
-      root: this.context.guestRoot,
-      rootReadOnly: true,
-      tmpfs: { '/tmp': 16 * 2 ** 20 },
-      cwd: '/',
-      extraPipes: 1,
-    });
-    const display = spawnSandbox(spec);
-    this.display = display;
-    display.stdout?.resume();
-    display.stderr?.resume();
-    const ready = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), DISPLAY_READY_MS);
-      display.stdio[DISPLAY_FD]?.once('data', () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-      display.once('exit', () => {
-        clearTimeout(timer);
-        resolve(false);
-      });
-    });
-    if (!ready) {
-      // A display only started beside a sample that has ended by now (and was killed with the machine)
-      // was not needed: no error. One the sample needs, or that failed while the sample ran, is.
-      if (this.runOver && !this.runner?.needsDisplay) this.analysisLog.debug('the sample ended before the virtual display was up: no screenshots');
-      else this.warn('the virtual display did not start: no screenshots');
-      return;
-    }
-    this.screenshots = new ScreenshotTaker(() => this.grabScreen(), this.request.paths.shots, this.context.settings.screenshot_interval * 1000, this.log);
-  }
-
-  /** The screen in xwd format, grabbed from a sandbox on the read-only guest root; null on failure. */
-  private async grabScreen(): Promise<Buffer | null> {
-    const child = spawnSandbox(
-      this.sandboxSpec('support', ['xwd', '-root', '-silent', '-display', ':0'], { root: this.context.guestRoot, rootReadOnly: true, cwd: '/' }),
-    );
-    const chunks: Buffer[] = [];
-    let size = 0;
-    child.stdout?.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_GRAB_BYTES) chunks.push(chunk);
-      else child.kill('SIGKILL');
-    });
-    child.stderr?.resume();
-    const [code] = (await once(child, 'exit')) as [number | null];
-    return code === 0 && size <= MAX_GRAB_BYTES && chunks.length > 0 ? Buffer.concat(chunks) : null;
   }
 
   async run(signal: AbortSignal): Promise<RunResult> {
@@ -357,7 +224,7 @@ export class LinuxSession implements MachineSession {
 
   /** Runs a helper command in the machine, outside the traced cgroup; resolves with its exit code. */
   private async runSupport(argv: string[], timeoutMs: number): Promise<number> {
-    const child = spawnSandbox(this.sandboxSpec('support', argv));
+    const child = this.sandboxes.spawn('support', argv);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -372,7 +239,7 @@ export class LinuxSession implements MachineSession {
     let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
-    const [argv] = await Promise.all([this.tracedCommand(command), this.runner?.needsDisplay ? this.launchDisplay() : undefined]);
+    const [argv] = await Promise.all([this.tracing.command(command), this.runner?.needsDisplay ? this.display.launch() : undefined]);
     mark('tracer and display ready');
     if (argv !== command) {
       // A tracer that launches the sample itself (strace): the waiting sandbox is replaced by one running it.
@@ -388,8 +255,8 @@ export class LinuxSession implements MachineSession {
     await this.moveLauncherAside(child);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
-    void this.launchDisplay().then(() => {
-      if (!this.runOver) this.screenshots?.start();
+    void this.display.launch().then(() => {
+      if (!this.runOver) this.display.startScreenshots();
     });
     const timer = new AbortController();
     const deadline = sleep(request.timeoutSeconds * 1000, 'timeout' as const, { signal: AbortSignal.any([signal, timer.signal]) }).catch(() =>
@@ -433,7 +300,7 @@ export class LinuxSession implements MachineSession {
 
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
   private spawnBlocked(argv: string[]): ChildProcess {
-    const child = spawnSandbox(this.sandboxSpec('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD }));
+    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD });
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;
@@ -446,91 +313,12 @@ export class LinuxSession implements MachineSession {
     return 'exited';
   }
 
-  private async startTracer(): Promise<TracerSession | null> {
-    const { tracer } = this.context;
-    if (!tracer) return null;
-    const starting = tracer.start({
-      cgroupV2Path: this.cgroups.v2Path('sample'),
-      eventsPath: join(this.request.paths.dir, EVENTS_FILE),
-      log: this.log,
-    });
-    const timer = new AbortController();
-    try {
-      const late = sleep(TRACER_START_MS, 'late' as const, { signal: timer.signal });
-      const started = await Promise.race([starting, late]);
-      if (started === 'late') {
-        // A tracer that comes up after all is stopped at once: nothing may keep running after the task.
-        starting.then((session) => session.stop()).catch(() => undefined);
-        throw new Error(`not ready after ${TRACER_START_MS / 1000} s`);
-      }
-      this.tracerSession = started;
-      this.analysisLog.info(`tracing with ${started.name}`);
-      return started;
-    } catch (error) {
-      this.warn(`the tracer did not start, no behaviour is recorded: ${(error as Error).message}`);
-      return null;
-    } finally {
-      timer.abort();
-    }
-  }
-
-  /** The sample's command line, under the tracer when the tracer must launch it itself. */
-  private async tracedCommand(command: string[]): Promise<string[]> {
-    const session = await this.tracerStarting;
-    return session?.wrap ? this.insideMachine(session.wrap(command)) : command;
-  }
-
-  /**
-   * A tracer that launches the sample (strace) runs inside the machine and cannot write to the host path
-   * it was given: its log goes to the machine's own size-limited disk instead, and is handed back to the
-   * tracer (copied to that host path) before it stops.
-   */
-  private insideMachine(argv: string[]): string[] {
-    const output = argv.indexOf('-o');
-    if (output < 0 || output + 1 >= argv.length) return argv;
-    this.traceLog = { inMachine: TRACE_LOG, host: argv[output + 1]! };
-    return [...argv.slice(0, output + 1), TRACE_LOG, ...argv.slice(output + 2)];
-  }
-
-  private async handBackTraceLog(): Promise<void> {
-    if (!this.traceLog) return;
-    const inUpper = join(this.disk.upper, this.traceLog.inMachine);
-    // The sample may have put a link there: only a regular file is copied, never what a link points to.
-    const isFile = await lstat(inUpper).then((stat) => stat.isFile(), () => false);
-    if (!isFile) return this.warn('the tracer left no log in the machine');
-    await copyFile(inUpper, this.traceLog.host).catch((error: Error) => this.warn(`cannot read the tracer's log: ${error.message}`));
-  }
-
   /** Last screenshot, memory dumps of the frozen sample, then nothing of the sample runs any more. */
   private async finishRun(): Promise<void> {
     this.runOver = true;
-    await this.screenshots?.stop();
-    if (this.request.memory) await this.dumpMemory();
+    await this.display.stopScreenshots();
+    if (this.request.memory) this.memoryFiles = await dumpSampleMemory(this.cgroups, this.sample?.pid, this.request.paths.memory, this.analysisLog);
     await this.cgroups.kill();
-  }
-
-  private async dumpMemory(): Promise<void> {
-    if (!(await this.cgroups.populated('sample'))) {
-      this.analysisLog.info('memory: no process of the sample was left to dump');
-      return;
-    }
-    await this.cgroups.freeze('sample');
-    for (const pid of await this.samplePids()) {
-      const name = `${pid}.dmp`;
-      const dumped = await dumpProcessMemory(pid, join(this.request.paths.memory, name)).catch(() => null);
-      if (!dumped) continue;
-      this.memoryFiles.push({ path: `memory/${name}`, filepath: null, pids: [pid] });
-      this.analysisLog.info(`memory: dumped process ${pid} (${dumped.bytes} bytes in ${dumped.regions} regions)`);
-    }
-  }
-
-  /** Host pids of the sample's processes: the sample leaf less the launcher and the init. */
-  private async samplePids(): Promise<number[]> {
-    const launcher = this.sample?.pid;
-    const pids = await this.cgroups.pids('sample');
-    const parents = await Promise.all(pids.map((pid) => parentPid(pid)));
-    const init = pids.filter((_, index) => parents[index] === launcher);
-    return pids.filter((pid) => pid !== launcher && !init.includes(pid));
   }
 
   async stop(): Promise<void> {
@@ -540,24 +328,13 @@ export class LinuxSession implements MachineSession {
 
   private async stopEverything(): Promise<void> {
     this.runOver = true;
-    await this.screenshots?.stop().catch(() => undefined);
+    await this.display.stopScreenshots().catch(() => undefined);
+    const launchers = [this.sample, this.display.process];
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
-    for (const child of [this.sample, this.display]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of launchers) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
-    // A tracer still starting is waited for, so that it is stopped too.
-    await this.tracerStarting;
-    if (this.tracerSession) {
-      const session = this.tracerSession;
-      this.tracerSession = undefined;
-      await this.handBackTraceLog();
-      try {
-        const { lost } = await session.stop();
-        if (lost > 0) this.warn(`the tracer dropped ${lost} events`);
-      } catch (error) {
-        this.warn(`the tracer failed to stop cleanly: ${(error as Error).message}`);
-      }
-    }
-    await Promise.all([this.sample, this.display].map((child) => waitForExit(child)));
+    await this.tracing.stop(this.disk.upper);
+    await Promise.all(launchers.map((child) => waitForExit(child)));
   }
 
   async collect(): Promise<void> {
@@ -570,7 +347,7 @@ export class LinuxSession implements MachineSession {
         upper: this.disk.upper,
         filesDir: paths.files,
         baseline: this.baseline,
-        exclude: new Set(this.traceLog ? [this.traceLog.inMachine] : []),
+        exclude: new Set(this.tracing.logInMachine ? [this.tracing.logInMachine] : []),
         limits,
       });
       lines.push(...entries);
@@ -581,7 +358,7 @@ export class LinuxSession implements MachineSession {
     } catch (error) {
       this.warn(`collecting the machine's files failed: ${(error as Error).message}`);
     }
-    const shots = this.screenshots?.taken ?? 0;
+    const shots = this.display.screenshotsTaken;
     for (let index = 1; index <= shots; index++) lines.push({ path: `shots/${String(index).padStart(4, '0')}.jpg`, filepath: null, pids: [] });
     lines.push(...this.memoryFiles);
     if (shots > 0) this.analysisLog.info(`screenshots: ${shots}`);
@@ -632,11 +409,6 @@ function phaseTimer(log: Logger): (phase: string) => void {
 async function fileType(path: string): Promise<string> {
   const result = await runCommand(['file', '--brief', '--', path], { env: { ...process.env, LC_ALL: 'C' } });
   return result.code === 0 ? result.stdout.trim() : 'data';
-}
-
-async function parentPid(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
 }
 
 async function waitForExit(child: ChildProcess | undefined): Promise<void> {
