@@ -41,6 +41,6 @@ async function createScheduler(ctx: AppContext, pollMs: number | undefined): Pro
     import('./pipeline/process-task.js'),
     import('./scheduler/scheduler.js'),
   ]);
-  const machineryFor = machineryResolver(ctx.config, ctx.log.child({ component: 'machinery' }));
+  const machineryFor = await machineryResolver(ctx.config, ctx.log.child({ component: 'machinery' }));
   return new Scheduler(ctx, { machineryFor, processTask: (taskId) => processTask(ctx, taskId), pollMs });
 }

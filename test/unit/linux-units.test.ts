@@ -14,6 +14,7 @@ import { configTemplate } from '../../src/config/template.js';
 import { checkRangeIsFree, hostIdOf, machineIdRange } from '../../src/machinery/linux/host-ids.js';
 import { isNestboxError } from '../../src/errors.js';
 import { configSchema } from '../../src/config/schema.js';
+import { MACHINE_KINDS } from '../../src/config/machine-settings.js';
 import { createMachinery, machineryKinds, machineryResolver } from '../../src/machinery/registry.js';
 import { pino } from 'pino';
 
@@ -202,16 +203,22 @@ describe('machinery registry', () => {
   const config = configSchema.parse({});
   const log = pino({ level: 'silent' });
 
-  it('makes the linux machinery and one instance per kind for the scheduler', () => {
+  it('makes the linux machinery and one instance per kind for the scheduler', async () => {
     assert.ok(machineryKinds().includes('linux'));
-    const linux = createMachinery('linux', config, log);
+    const linux = await createMachinery('linux', config, log);
     assert.equal(linux.kind, 'linux');
-    const resolve = machineryResolver(config, log);
+    const resolve = await machineryResolver(config, log);
     assert.equal(resolve('linux'), resolve('linux'));
   });
 
-  it('refuses an unknown kind as a configuration error', () => {
-    assert.throws(() => createMachinery('vmware', config, log), (error: unknown) => isNestboxError(error, 'invalid_config') && /vmware/.test(error.message));
+  it('refuses an unknown kind as a configuration error', async () => {
+    await assert.rejects(createMachinery('vmware', config, log), (error: unknown) => isNestboxError(error, 'invalid_config') && /vmware/.test(error.message));
+    const resolve = await machineryResolver(config, log);
+    assert.throws(() => resolve('vmware'), (error: unknown) => isNestboxError(error, 'invalid_config') && /vmware/.test(error.message));
+  });
+
+  it('describes each kind once, for the configuration and the scheduler alike', () => {
+    assert.deepEqual(machineryKinds(), [...MACHINE_KINDS]);
   });
 });
 
