@@ -1,10 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
-import { internal } from '../../errors.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork, TaskNetwork } from '../host/contracts.js';
 import type { SpareNetwork } from '../host/network/index.js';
@@ -12,15 +8,14 @@ import { machineId } from '../host/machine-id.js';
 import { recordOwner } from '../host/ownership.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { runWithAgentOnly } from './agent-only-run.js';
-import { analyzerZip } from './analyzer-package.js';
 import { createTap, plugIntoTaskNetwork, removeTap, tapName } from './analysis-link.js';
+import { GuestAnalyzer } from './guest-analyzer.js';
 import { GuestMachine } from './guest-machine.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { ANALYSIS_MAC, type ColdBoot, type Hardware } from './machine-args.js';
 import { dropRebootDisk, keepRebootDisk, keptRebootDisk, type DiskOrigin, type KeptDisk } from './reboot-state.js';
 import { ResultChannels, type ChannelSummary } from './result-channels.js';
 import { QemuScreenshots } from './screenshots.js';
-import { straceOptions } from './guest-trace.js';
 import type { QemuSettings } from './settings.js';
 import { createOverlay, createTaskDisk } from './snapshot.js';
 import { withTimeout } from './timeouts.js';
@@ -45,12 +40,9 @@ export interface QemuMachineContext {
 const LOAD_TIMEOUT_MS = 30_000;
 const AGENT_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 5_000;
-const STATUS_POLL_MS = 500;
 const FLUSH_TIMEOUT_MS = 15_000;
 /** Tells the guest's init not to compile its eBPF tracer at boot. */
 const REBOOT_TCG_TRACER = 'nestbox.tracer=off';
-/** Where the sample is stored in the guest, as a user would have downloaded it. */
-const SAMPLE_DIR = '/tmp';
 
 /** Timings of a start, for the log and the benchmark. */
 export interface StartTimings {
@@ -74,8 +66,8 @@ export class QemuSession implements MachineSession {
   private readonly warnings: string[] = [];
   /** Prefix length of the machine's address in the task network. */
   private prefix = 24;
-  /** The analyzer reported its end (so its last upload is on its way). */
-  private analyzerFinished = false;
+  /** nestbox's analyzer in the guest, once started (operators' agent-only images have none). */
+  private analyzer: GuestAnalyzer | undefined;
   /** What the task's disk overlay stands on, noted with the end state kept for reboot tasks. */
   private diskOrigin: DiskOrigin | undefined;
   private collected = false;
@@ -205,70 +197,33 @@ export class QemuSession implements MachineSession {
         for (const warning of await runWithAgentOnly(this.machine!.agent, this.request, this.guestNetwork(), signal)) this.warn(warning);
         ended = signal.aborted ? 'error' : 'timeout';
       } else {
-        await this.startAnalyzer();
+        const analyzer = this.guestAnalyzer();
+        this.analyzer = analyzer;
+        await analyzer.start();
         if (this.context.settings.screenshots) this.startScreenshots();
-        ended = await this.waitForAnalyzer(signal);
+        ended = await analyzer.waitForEnd(signal);
       }
     } catch (error) {
       this.warn(`analysis failed: ${(error as Error).message}`);
       this.log.error({ err: error }, 'analysis failed');
     }
-    await this.channels?.drain(DRAIN_TIMEOUT_MS, this.analyzerFinished);
+    await this.channels?.drain(DRAIN_TIMEOUT_MS, this.analyzer?.finished ?? false);
     // The list itself: what collect() still finds (an end state not kept...) reaches the task's errors too.
     return { route, ended, warnings: this.warnings };
   }
 
-  /** Cuckoo's way: the analyzer is uploaded for each task, then the sample and the configuration. */
-  private async startAnalyzer(): Promise<void> {
-    const { agent } = this.machine!;
-    const dir = await agent.mkdtemp('nestbox-');
-    await agent.extract(dir, await analyzerZip());
-    const target = await this.storeTarget(dir);
-    await agent.store(`${dir}/analysis.json`, Buffer.from(JSON.stringify(this.analysisConfig(target))));
-    await agent.execpy(`${dir}/analyzer.py`, { async: true, cwd: dir });
-  }
-
-  private async storeTarget(analyzerDir: string): Promise<Target> {
-    const { request } = this;
-    if (request.rebootFrom) return this.storeBootReplay(analyzerDir);
-    if (request.category === 'url') return { path: request.url ?? '', package: request.package };
-    if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
-    const path = `${SAMPLE_DIR}/${guestFileName(basename(request.samplePath))}`;
-    await this.machine!.agent.store(path, await readFile(request.samplePath));
-    return { path, package: request.package };
-  }
-
-  /**
-   * Reboot tasks run no sample: the boot ran what the guest's own init starts (/etc/inittab). What a
-   * Debian service manager would start as well (rc.local, @reboot cron entries, init scripts, systemd
-   * units, autostart entries) the guest has no manager for, so the linux kind's boot replay plays it,
-   * traced. It lives in the analyzer's folder, which is never reported as dropped.
-   */
-  private async storeBootReplay(analyzerDir: string): Promise<Target> {
-    const path = `${analyzerDir}/boot.sh`;
-    await this.machine!.agent.store(path, Buffer.from(BOOT_SCRIPT));
-    return { path, package: 'sh' };
-  }
-
-  private analysisConfig(target: Target): Record<string, unknown> {
-    const { request } = this;
-    return {
-      task_id: request.taskId,
-      category: request.category,
-      target: target.path,
-      package: target.package,
-      options: request.options,
-      timeout: request.timeoutSeconds,
-      enforce_timeout: request.enforceTimeout,
-      memory: request.memory,
-      strace: this.context.settings.tracing ? straceOptions() : null,
-      clock: clockSeconds(request.clock),
-      entropy: randomBytes(64).toString('hex'),
-      network: this.guestNetwork(),
-      passwords: this.context.archivePasswords,
-      // The guest's copy of the limits spares the link what the host would only throw away.
-      dropped_files: this.context.droppedFileLimits,
-    };
+  private guestAnalyzer(): GuestAnalyzer {
+    const { context, request } = this;
+    return new GuestAnalyzer({
+      agent: this.machine!.agent,
+      request,
+      tracing: context.settings.tracing,
+      collectGraceSeconds: context.settings.collect_grace,
+      archivePasswords: context.archivePasswords,
+      droppedFileLimits: context.droppedFileLimits,
+      guestNetwork: this.guestNetwork(),
+      warn: (message) => this.warn(message),
+    });
   }
 
   /** How the guest's analysis card is to be configured: the machine's place in the task network. */
@@ -287,31 +242,6 @@ export class QemuSession implements MachineSession {
       this.log,
     );
     this.screenshots.start();
-  }
-
-  /**
-   * Polls the analysis status the analyzer reports through the agent. A guest that stops answering
-   * (hung, crashed, its agent killed) is waited for until the deadline, then stopped by force.
-   */
-  private async waitForAnalyzer(signal: AbortSignal): Promise<RunResult['ended']> {
-    const { agent } = this.machine!;
-    const deadline = Date.now() + (this.request.timeoutSeconds + this.context.settings.collect_grace) * 1000;
-    while (Date.now() < deadline) {
-      if (signal.aborted) {
-        this.warn('the analysis was aborted');
-        return 'error';
-      }
-      const state = await agent.status().catch(() => null);
-      this.analyzerFinished = state?.status === 'complete' || state?.status === 'failed';
-      if (state?.status === 'complete') return state.description === 'timeout' ? 'timeout' : 'exited';
-      if (state?.status === 'failed') {
-        this.warn(`the analyzer failed: ${state.description ?? 'no reason given'}`);
-        return 'error';
-      }
-      await sleep(STATUS_POLL_MS, undefined, { signal }).catch(() => undefined);
-    }
-    this.warn('the guest did not finish the analysis in time: it was stopped by force');
-    return 'timeout';
   }
 
   stop(): Promise<void> {
@@ -420,23 +350,6 @@ export class QemuSession implements MachineSession {
     this.warnings.push(message);
     this.log.warn(message);
   }
-}
-
-/** What the analyzer runs, and with which package. */
-interface Target {
-  path: string;
-  package: string;
-}
-
-/** The sample keeps its name in the guest, minus what would make it another path. */
-function guestFileName(name: string): string {
-  return name.replace(/[\u0000-\u001f/\\]/g, '_').slice(0, 200) || 'sample';
-}
-
-/** The task's clock (ISO text) as epoch seconds; the host's time when it has none or it does not parse. */
-function clockSeconds(clock: string): number {
-  const parsed = Date.parse(clock);
-  return Number.isNaN(parsed) ? Date.now() / 1000 : parsed / 1000;
 }
 
 function roundAll<T extends object>(values: T): Record<keyof T, number> {

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
+import { internal } from '../../errors.js';
+import type { DroppedFileLimits } from '../dropped/budget.js';
+import type { AnalysisRequest, RunResult } from '../types.js';
+import type { AgentClient } from './agent-client.js';
+import { analyzerZip } from './analyzer-package.js';
+import { straceOptions } from './guest-trace.js';
+
+const STATUS_POLL_MS = 500;
+/** Where the sample is stored in the guest, as a user would have downloaded it. */
+const SAMPLE_DIR = '/tmp';
+
+export interface GuestAnalyzerOptions {
+  agent: AgentClient;
+  request: AnalysisRequest;
+  /** The machine's `tracing` setting: strace options go to the guest only when it traces. */
+  tracing: boolean;
+  /** Seconds after the timeout the guest has to dump and upload its results before it is stopped by force. */
+  collectGraceSeconds: number;
+  archivePasswords: string[];
+  droppedFileLimits: DroppedFileLimits;
+  /** How the guest configures its analysis card; null when the task has no network. */
+  guestNetwork: object | null;
+  warn(message: string): void;
+}
+
+/** What the analyzer runs, and with which package. */
+interface Target {
+  path: string;
+  package: string;
+}
+
+/**
+ * nestbox's analyzer in the guest, Cuckoo's way: uploaded through the agent for each task with the
+ * sample and the configuration, started, then followed through the status it reports.
+ */
+export class GuestAnalyzer {
+  /** The analyzer reported its end (so its last upload is on its way). */
+  finished = false;
+
+  constructor(private readonly options: GuestAnalyzerOptions) {}
+
+  async start(): Promise<void> {
+    const { agent } = this.options;
+    const dir = await agent.mkdtemp('nestbox-');
+    await agent.extract(dir, await analyzerZip());
+    const target = await this.storeTarget(dir);
+    await agent.store(`${dir}/analysis.json`, Buffer.from(JSON.stringify(this.analysisConfig(target))));
+    await agent.execpy(`${dir}/analyzer.py`, { async: true, cwd: dir });
+  }
+
+  /**
+   * Polls the analysis status the analyzer reports through the agent. A guest that stops answering
+   * (hung, crashed, its agent killed) is waited for until the deadline, then stopped by force.
+   */
+  async waitForEnd(signal: AbortSignal): Promise<RunResult['ended']> {
+    const { agent, request, warn } = this.options;
+    const deadline = Date.now() + (request.timeoutSeconds + this.options.collectGraceSeconds) * 1000;
+    while (Date.now() < deadline) {
+      if (signal.aborted) {
+        warn('the analysis was aborted');
+        return 'error';
+      }
+      const state = await agent.status().catch(() => null);
+      this.finished = state?.status === 'complete' || state?.status === 'failed';
+      if (state?.status === 'complete') return state.description === 'timeout' ? 'timeout' : 'exited';
+      if (state?.status === 'failed') {
+        warn(`the analyzer failed: ${state.description ?? 'no reason given'}`);
+        return 'error';
+      }
+      await sleep(STATUS_POLL_MS, undefined, { signal }).catch(() => undefined);
+    }
+    warn('the guest did not finish the analysis in time: it was stopped by force');
+    return 'timeout';
+  }
+
+  private async storeTarget(analyzerDir: string): Promise<Target> {
+    const { request, agent } = this.options;
+    if (request.rebootFrom) return this.storeBootReplay(analyzerDir);
+    if (request.category === 'url') return { path: request.url ?? '', package: request.package };
+    if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
+    const path = `${SAMPLE_DIR}/${guestFileName(basename(request.samplePath))}`;
+    await agent.store(path, await readFile(request.samplePath));
+    return { path, package: request.package };
+  }
+
+  /**
+   * Reboot tasks run no sample: the boot ran what the guest's own init starts (/etc/inittab). What a
+   * Debian service manager would start as well (rc.local, @reboot cron entries, init scripts, systemd
+   * units, autostart entries) the guest has no manager for, so the linux kind's boot replay plays it,
+   * traced. It lives in the analyzer's folder, which is never reported as dropped.
+   */
+  private async storeBootReplay(analyzerDir: string): Promise<Target> {
+    const path = `${analyzerDir}/boot.sh`;
+    await this.options.agent.store(path, Buffer.from(BOOT_SCRIPT));
+    return { path, package: 'sh' };
+  }
+
+  private analysisConfig(target: Target): Record<string, unknown> {
+    const { request } = this.options;
+    return {
+      task_id: request.taskId,
+      category: request.category,
+      target: target.path,
+      package: target.package,
+      options: request.options,
+      timeout: request.timeoutSeconds,
+      enforce_timeout: request.enforceTimeout,
+      memory: request.memory,
+      strace: this.options.tracing ? straceOptions() : null,
+      clock: clockSeconds(request.clock),
+      entropy: randomBytes(64).toString('hex'),
+      network: this.options.guestNetwork,
+      passwords: this.options.archivePasswords,
+      // The guest's copy of the limits spares the link what the host would only throw away.
+      dropped_files: this.options.droppedFileLimits,
+    };
+  }
+}
+
+/** The sample keeps its name in the guest, minus what would make it another path. */
+function guestFileName(name: string): string {
+  return name.replace(/[\u0000-\u001f/\\]/g, '_').slice(0, 200) || 'sample';
+}
+
+/** The task's clock (ISO text) as epoch seconds; the host's time when it has none or it does not parse. */
+function clockSeconds(clock: string): number {
+  const parsed = Date.parse(clock);
+  return Number.isNaN(parsed) ? Date.now() / 1000 : parsed / 1000;
+}
