@@ -1,11 +1,4 @@
-import { ensureNativeProgram, MACHINE_INIT } from './native-programs.js';
-
 /** Where the init appears inside the machine: bound over an empty file of the guest root, as pid 1. */
 export const GUEST_INIT_PATH = '/sbin/init';
 /** The same file without links on the way (/sbin is a link to usr/sbin): where the host checks it. */
 export const GUEST_INIT_REAL_PATH = '/usr/sbin/init';
-
-/** Compiles the init (native/init.c) into `dir` once per source version and returns its path. */
-export function ensureGuestInit(dir: string): Promise<string> {
-  return ensureNativeProgram(MACHINE_INIT, dir);
-}

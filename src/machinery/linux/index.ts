@@ -9,10 +9,9 @@ import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { detectCgroupLayout, listMachineGroups, MachineCgroups, CGROUP_PREFIX } from './cgroups.js';
 import { runCommand } from '../host/command.js';
 import type { CreateTaskNetwork, Tracer } from '../host/contracts.js';
-import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { checkRangeIsFree, machineIdRange } from './host-ids.js';
-import { ensureNativeProgram, USERNS_EXEC } from './native-programs.js';
+import { ensureNativeProgram, MACHINE_INIT, USERNS_EXEC } from './native-programs.js';
 import { ensureTraversable, makeRunDir } from './run-dir.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/network/index.js';
 import { createTracer, type BehaviourTracer } from '../host/tracer/index.js';
@@ -98,7 +97,7 @@ async function prepareMachine(
   const hostIds = machineIdRange(settings.host_id_base);
   await checkRangeIsFree(hostIds);
   const guestRoot = await ensureGuestRoot(settings, log);
-  const initPath = await ensureGuestInit(settings.guest_root_dir);
+  const initPath = await ensureNativeProgram(MACHINE_INIT, settings.guest_root_dir);
   const launcher = await ensureNativeProgram(USERNS_EXEC, settings.guest_root_dir);
   await makeRunDir(settings.run_dir);
   // The sandbox's root is an unprivileged host id: it must be able to reach its root to bind it.

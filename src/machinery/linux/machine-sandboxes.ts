@@ -2,8 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Leaf, MachineCgroups } from './cgroups.js';
-import { GUEST_INIT_PATH } from './guest-init.js';
+import { GUEST_INIT_PATH, GUEST_INIT_REAL_PATH } from './guest-init.js';
 import type { MachineContext } from './machine-context.js';
+import { ensureRegularFiles } from './machine-path.js';
 import type { MachineDisk } from './overlay.js';
 import { guestEnvironment, spawnSandbox, type SandboxSpec } from './sandbox.js';
 
@@ -14,6 +15,8 @@ const EMPTY_FILE = 'empty';
 const EMPTY_FOLDER = 'empty.d';
 /** Files of the machine's own that every sandbox binds over the guest's: name in the bind folder -> path inside. */
 const BOUND = { init: GUEST_INIT_PATH, 'resolv.conf': '/etc/resolv.conf', hosts: '/etc/hosts', hostname: '/etc/hostname' };
+/** The same places without links on the way (/sbin is a link to usr/sbin), where the host checks them. */
+const BOUND_REAL_PATHS = Object.values(BOUND).map((path) => (path === GUEST_INIT_PATH ? GUEST_INIT_REAL_PATH : path));
 
 /**
  * The sandboxes of one machine: the files they bind over the guest's (init, name resolution, the covers
@@ -37,7 +40,8 @@ export class MachineSandboxes {
   /**
    * Writes the bound files beside the upper layer, on the machine's tmpfs: /proc/self/mountinfo shows each
    * bind's source path, and that path then names nothing of the host. Inside they stand where root's own
-   * files would, so they are owned by the machine's root, not by nobody.
+   * files would, so they are owned by the machine's root, not by nobody. Their places in the machine are
+   * made plain files: a bind fails on a link or folder a sample may have left in a reboot task's state.
    */
   async prepare(network: { netnsPath: string; gatewayAddress: string }): Promise<void> {
     this.netnsPath = network.netnsPath;
@@ -52,6 +56,7 @@ export class MachineSandboxes {
     await writeFile(join(dir, EMPTY_FILE), '', { mode: 0o444 });
     await mkdir(join(dir, EMPTY_FOLDER), { mode: 0o555 });
     for (const name of [...Object.keys(BOUND), EMPTY_FILE, EMPTY_FOLDER]) await chown(join(dir, name), this.rootId, this.rootId);
+    await ensureRegularFiles(this.disk.root, BOUND_REAL_PATHS, this.rootId);
   }
 
   /** A sandbox on the machine's disk, in the cgroup leaf given. */

@@ -1,7 +1,6 @@
 import { pino } from 'pino';
-import { ensureGuestInit } from './guest-init.js';
 import { ensureGuestRoot } from './guest-root.js';
-import { ensureNativeProgram, USERNS_EXEC } from './native-programs.js';
+import { ensureNativeProgram, MACHINE_INIT, USERNS_EXEC } from './native-programs.js';
 import { parseLinuxSettings } from './settings.js';
 
 /**
@@ -12,6 +11,6 @@ import { parseLinuxSettings } from './settings.js';
 const settings = parseLinuxSettings({}, 'default');
 const log = pino({ level: 'info' });
 const root = await ensureGuestRoot(settings, log);
-const init = await ensureGuestInit(settings.guest_root_dir);
+const init = await ensureNativeProgram(MACHINE_INIT, settings.guest_root_dir);
 const launcher = await ensureNativeProgram(USERNS_EXEC, settings.guest_root_dir);
 log.info({ root, init, launcher }, 'guest root, init and launcher ready');

@@ -11,8 +11,7 @@ import { unavailable } from '../../errors.js';
 const RUN_DIR_MODE = 0o711;
 
 export async function makeRunDir(runDir: string): Promise<void> {
-  await mkdir(runDir, { recursive: true, mode: RUN_DIR_MODE });
-  await chmod(runDir, RUN_DIR_MODE);
+  await makeMachineDir(runDir);
   // nestbox's own folder above it (/run/nestbox, shared with the task networks) is opened the same way;
   // any other folder on the way is the operator's, and is only checked.
   const parent = dirname(runDir);
@@ -31,7 +30,7 @@ export async function ensureTraversable(path: string): Promise<void> {
   }
 }
 
-/** One machine's own run folder: made by host root, passed through by the machine's root. */
+/** A run folder (the machines', or one machine's own): made by host root, passed through by the machine's root. */
 export async function makeMachineDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: RUN_DIR_MODE });
   await chmod(dir, RUN_DIR_MODE);

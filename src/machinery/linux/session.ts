@@ -19,9 +19,8 @@ import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { AnalysisLog } from './analysis-log.js';
 import { MachineCgroups } from './cgroups.js';
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
-import { GUEST_INIT_REAL_PATH } from './guest-init.js';
 import type { MachineContext } from './machine-context.js';
-import { ensureRegularFiles, hostPathInMachine, writeInMachine } from './machine-path.js';
+import { hostPathInMachine, writeInMachine } from './machine-path.js';
 import { MachineSandboxes, SAMPLE_DIR } from './machine-sandboxes.js';
 import { MachineDisk } from './overlay.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
@@ -37,8 +36,6 @@ const UNPACK_TIMEOUT_MS = 120_000;
 /** The sample's sandbox waits on this fd until the tracer records. */
 const BLOCK_FD = 4;
 const INFO_FD = 5;
-/** Files of the machine the sandbox binds over (init, name resolution): checked to be plain files first. */
-const BOUND_FILES = [GUEST_INIT_REAL_PATH, '/etc/resolv.conf', '/etc/hosts', '/etc/hostname'];
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
 export class LinuxSession implements MachineSession {
@@ -143,7 +140,6 @@ export class LinuxSession implements MachineSession {
     this.tracing.arm();
     await this.sandboxes.prepare(this.network!);
     mark('network, disk, cgroups');
-    await ensureRegularFiles(this.disk.root, BOUND_FILES, this.sandboxes.rootId);
     await this.placeSample();
     mark('sample placed');
     // Xvfb takes about 0.15 s of CPU to be ready. A sample that needs it (or may: an archive's file is not

@@ -111,7 +111,7 @@ export class AnalysisUploads implements UploadHandler {
 
   /** The guest announces the file's real size; it sends at most what its copy of the limits grants. */
   private beginDropped(header: UploadHeader): boolean {
-    const size = Math.max(header.fileSize ?? header.size, header.size);
+    const size = realSize(header);
     const verdict = this.dropped.take(size, header.size);
     if (!verdict.listed) return false;
     if (verdict.keepBytes === 0 && size > 0) {
@@ -126,7 +126,7 @@ export class AnalysisUploads implements UploadHandler {
     const sha256 = hash.digest('hex');
     const name = storedName(sha256, header.path!);
     renameSync(temp, join(this.paths.files, name));
-    const size = Math.max(header.fileSize ?? header.size, header.size);
+    const size = realSize(header);
     const stored = { path: `files/${name}`, bytes: written, sha256 };
     this.recordDropped(droppedEntry({ filepath: header.path!, size, stored, cut: verdict!.cut }, this.dropped.limits));
   }
@@ -168,4 +168,9 @@ export class AnalysisUploads implements UploadHandler {
     if (this.dumpBytes + header.size > this.limits.maxTotalBytes) return `${what} not kept: the uploads would pass ${this.limits.maxTotalBytes} bytes`;
     return null;
   }
+}
+
+/** A dropped file's size in the machine: what the guest announces, and never less than it sends. */
+function realSize(header: UploadHeader): number {
+  return Math.max(header.fileSize ?? header.size, header.size);
 }
