@@ -10,7 +10,15 @@ export interface RecordHeader {
   /** Seconds since the epoch. */
   ts: number;
   tid: number;
+  /**
+   * The system call's name as the kernel knows it (`openat`, `creat`, `clone3`, `dup2`, `sendto`...),
+   * when the tracer knows it: several calls share one op. Reports name calls by it.
+   */
+  api?: string;
 }
+
+/** At most this many bytes of a socket payload are recorded. */
+export const PAYLOAD_BYTES = 256;
 
 /** `AT_FDCWD`: a directory argument meaning "the current directory". */
 export const AT_FDCWD = -100;
@@ -48,7 +56,9 @@ export type TraceOp =
   | { op: 'link'; target: string; targetDirfd: number; dirfd: number; path: string; symbolic: boolean; ret: number }
   | { op: 'socket'; family: number; type: number; protocol: number; ret: number }
   | { op: 'connect' | 'bind'; fd: number; address: SocketAddress | null; ret: number }
-  | { op: 'send'; fd: number; address: SocketAddress | null; ret: number }
+  /** `payload`: the first PAYLOAD_BYTES bytes sent or received, hex-encoded, when the tracer reads them. */
+  | { op: 'send'; fd: number; address: SocketAddress | null; ret: number; payload?: string }
+  | { op: 'recv'; fd: number; address: SocketAddress | null; ret: number; payload?: string }
   | { op: 'listen'; fd: number; ret: number }
   | { op: 'accept'; fd: number; ret: number }
   | { op: 'memfd'; name: string; ret: number }
@@ -57,6 +67,20 @@ export type TraceOp =
   | { op: 'module'; call: string; fd: number; name: string; ret: number }
   | { op: 'setid'; call: string; ids: number[]; ret: number }
   | { op: 'kill'; target: number; signal: number; ret: number }
+  /** nanosleep, clock_nanosleep (relative or absolute, as seconds from now), alarm, timerfd_settime, select/poll timeouts. */
+  | { op: 'sleep'; seconds: number; ret: number }
+  /**
+   * Any other call decoded with its arguments (setsid, setpgid, prctl, capset, mount, umount2,
+   * truncate, getdents64, fcntl, timerfd_create...): `api` in the header names it; argument names follow
+   * the kernel's prototypes, numbers stay numbers, paths and strings are strings.
+   */
+  | { op: 'call'; args: Record<string, number | string>; ret: number }
+  /**
+   * How many times each system call (by name; the number as text when unnamed) was made by one process,
+   * every call counted whether decoded or not. Sent when the process exits and, for processes still
+   * running, when tracing stops; counts are totals since the process was first traced.
+   */
+  | { op: 'counts'; pid: number; counts: Record<string, number> }
   /** Events the tracer itself had to drop. */
   | { op: 'lost'; count: number };
 
