@@ -22,8 +22,9 @@ export interface SampleTracingOptions {
 }
 
 /**
- * The tracing of one machine's sample: armed on the sample's cgroup while the machine is made, so that
- * the sample is traced from its first instruction, and stopped with the machine.
+ * The tracing of one machine's sample: armed on the sample's cgroup once the sample's sandbox waits to
+ * start, so that the sample is traced from its first instruction and nestbox's launch is not, and
+ * stopped with the machine.
  */
 export class SampleTracing {
   /** The tracer starting; null when there is none or it did not start. */
@@ -33,7 +34,7 @@ export class SampleTracing {
 
   constructor(private readonly options: SampleTracingOptions) {}
 
-  /** Starts the tracer on the sample's cgroup, which stays empty until the sample's sandbox joins it. */
+  /** Starts the tracer on the sample's cgroup, where the sample's sandbox waits to start. */
   arm(): void {
     this.starting = this.start();
   }
