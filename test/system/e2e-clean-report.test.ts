@@ -115,9 +115,9 @@ describe('only the sample in the report, on the first task and the thirtieth', {
     // Archives reach the machine whole, so that its own unpack helper runs there too.
     server = await startTestServer({ machines: [{ name: 'linux1' }], archives: { max_depth: 0 } }, { engine: true, pollMs: 100 });
     const kinds = buildKinds(work);
+    const submissions = Array.from({ length: TASKS - 1 }, (_, n) => kinds[n % kinds.length]!(n));
     const t0 = performance.now();
-    for (let n = 0; n < TASKS - 1; n++) {
-      const submission = kinds[n % kinds.length]!(n);
+    for (const submission of submissions) {
       const body = form({ timeout: '20', ...submission.fields }, [['file', submission.name, submission.content]]);
       results.push({ submission, ...(await analyse(server, '/tasks/create/file', body)) });
     }
