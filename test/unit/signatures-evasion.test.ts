@@ -63,6 +63,21 @@ describe('defence evasion signatures', () => {
       scenario: () => ({ events: new EventLog().exec(422, '/bin/bash', ['-bash']).exec(423, '/usr/bin/python3', ['python3', 'x.py']) }),
     },
     {
+      signature: 'argv0_spoofing',
+      title: 'scripts run by their #! line (the kernel puts the interpreter in argv[0])',
+      matches: false,
+      scenario: () => ({
+        events: new EventLog()
+          .exec(424, '/tmp/benign.sh', ['/bin/sh', '/tmp/benign.sh'])
+          .exec(425, '/tmp/tool', ['/usr/bin/env', 'bash', '/tmp/tool', '-x']),
+      }),
+    },
+    {
+      signature: 'argv0_spoofing',
+      title: 'a script given a daemon name in argv[0] by its caller',
+      scenario: () => ({ events: new EventLog().exec(426, '/tmp/run.sh', ['sshd', '-D']) }),
+    },
+    {
       signature: 'antidebug_ptrace_traceme',
       title: 'PTRACE_TRACEME failing under a tracer',
       scenario: () => ({ events: new EventLog().add(430, { kind: 'process.ptrace', request: 0, target: 0, ret: -1 }) }),

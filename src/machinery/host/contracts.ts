@@ -38,6 +38,18 @@ export interface TracerOptions {
   /** Where events go, as JSON lines of report/events.ts. */
   eventsPath: string;
   log: Logger;
+  /**
+   * How the sample starts in the machine: then only the sample's first process and its descendants are
+   * recorded (tracer/sample-scope.ts). Without it, everything in the cgroup is (tests of the tracers alone).
+   */
+  sample?: SampleStart;
+}
+
+export interface SampleStart {
+  /** The path the machine's init is executed from, inside the machine; the sample's first process is its child. */
+  initPath: string;
+  /** The current directory the sample's first process starts in, inside the machine. */
+  cwd: string;
 }
 
 export interface TracerSession {

@@ -4,6 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Tracer, TracerSession } from '../host/contracts.js';
 import type { AnalysisLog } from './analysis-log.js';
+import { GUEST_INIT_PATH } from './guest-init.js';
+import { SAMPLE_DIR } from './machine-sandboxes.js';
 
 const TRACER_START_MS = 30_000;
 /** Where a tracer running inside the machine writes its log. */
@@ -20,8 +22,9 @@ export interface SampleTracingOptions {
 }
 
 /**
- * The tracing of one machine's sample: armed on the sample's cgroup while the machine is made, so that
- * the sample is traced from its first instruction, and stopped with the machine.
+ * The tracing of one machine's sample: armed on the sample's cgroup once the sample's sandbox waits to
+ * start, so that the sample is traced from its first instruction and nestbox's launch is not, and
+ * stopped with the machine.
  */
 export class SampleTracing {
   /** The tracer starting; null when there is none or it did not start. */
@@ -31,7 +34,7 @@ export class SampleTracing {
 
   constructor(private readonly options: SampleTracingOptions) {}
 
-  /** Starts the tracer on the sample's cgroup, which stays empty until the sample's sandbox joins it. */
+  /** Starts the tracer on the sample's cgroup, where the sample's sandbox waits to start. */
   arm(): void {
     this.starting = this.start();
   }
@@ -65,7 +68,8 @@ export class SampleTracing {
   private async start(): Promise<TracerSession | null> {
     const { tracer, cgroupV2Path, eventsPath, log } = this.options;
     if (!tracer) return null;
-    const starting = tracer.start({ cgroupV2Path, eventsPath, log });
+    // The machine's init starts the sample in SAMPLE_DIR: only what it starts is recorded, never the launch.
+    const starting = tracer.start({ cgroupV2Path, eventsPath, log, sample: { initPath: GUEST_INIT_PATH, cwd: SAMPLE_DIR } });
     const timer = new AbortController();
     try {
       const late = sleep(TRACER_START_MS, 'late' as const, { signal: timer.signal });

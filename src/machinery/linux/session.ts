@@ -27,6 +27,7 @@ import { savedRebootState, saveRebootState } from './reboot-state.js';
 import { makeMachineDir } from './run-dir.js';
 import { dumpSampleMemory } from './sample-memory.js';
 import { SampleTracing } from './sample-tracing.js';
+import { untilBlockedOn } from './sandbox-waiting.js';
 import { pickUnpackedFile } from './unpacked.js';
 import { VirtualDisplay } from './virtual-display.js';
 
@@ -136,8 +137,6 @@ export class LinuxSession implements MachineSession {
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
     for (const step of [network, ...others]) if (step.status === 'rejected') throw step.reason;
-    // The sample's cgroup exists and stays empty until the sample's sandbox joins it: the tracer is armed meanwhile.
-    this.tracing.arm();
     await this.sandboxes.prepare(this.network!);
     mark('network, disk, cgroups');
     await this.placeSample();
@@ -240,9 +239,14 @@ export class LinuxSession implements MachineSession {
 
   private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
     const { request } = this;
-    // The sandbox is set up while the tracer starts; it runs the sample once the tracer records.
     let child = this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
+    // The tracer records the sample's cgroup from when the sandbox waits at its block fd: nestbox's launch
+    // there is over, and only the init starting the sample follows. A program kept ready arms in
+    // milliseconds, so a tracer armed earlier would see that launch (and the first task, whose tracer was
+    // still compiling, would not).
+    await this.untilSandboxWaits(child);
+    this.tracing.arm();
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
     const [argv] = await Promise.all([this.tracing.command(command), this.runner?.needsDisplay ? this.display.launch() : undefined]);
     mark('tracer and display ready');
@@ -255,9 +259,9 @@ export class LinuxSession implements MachineSession {
       await waitForExit(child);
       await this.cgroups.kill('sample');
       child = this.spawnBlocked(argv);
+      await this.untilSandboxWaits(child);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
-    await this.moveLauncherAside(child);
     this.analysisLog.info(`running: ${JSON.stringify([...argv])}`);
     (child.stdio[BLOCK_FD] as Writable | null)?.end('go');
     void this.display.launch().then(() => {
@@ -282,25 +286,33 @@ export class LinuxSession implements MachineSession {
     return 'exited';
   }
 
+  /** Resolves once the sample's sandbox is set up and waits to be released (or has failed). */
+  private async untilSandboxWaits(child: ChildProcess): Promise<void> {
+    const pid1 = await this.moveLauncherAside(child);
+    if (pid1 !== null && !(await untilBlockedOn(pid1, BLOCK_FD))) this.log.warn({ pid1 }, 'the sandbox was not seen waiting to start');
+  }
+
   /**
    * The bwrap launcher (outside the machine's namespaces, waiting for the sandbox) joins the support leaf
    * once the sandbox's pid 1 exists, so the sample's cgroup, and the behaviour traced in it, hold only
-   * the machine's init and the sample's processes.
+   * the machine's init and the sample's processes. Resolves with the host pid of that pid 1.
    */
-  private async moveLauncherAside(child: ChildProcess): Promise<void> {
+  private async moveLauncherAside(child: ChildProcess): Promise<number | null> {
     const info = (child.stdio as Array<Readable | Writable | null | undefined>)[INFO_FD] as Readable | null | undefined;
-    if (!info || child.pid === undefined) return;
-    const started = await new Promise<boolean>((resolve) => {
+    if (!info || child.pid === undefined) return null;
+    const pid1 = await new Promise<number | null>((resolve) => {
       let text = '';
       info.on('data', (chunk: Buffer) => {
         text += chunk.toString();
-        if (/"child-pid"\s*:\s*\d+/.test(text)) resolve(true);
+        const found = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (found) resolve(Number(found[1]));
       });
-      info.once('end', () => resolve(false));
-      child.once('exit', () => resolve(false));
+      info.once('end', () => resolve(null));
+      child.once('exit', () => resolve(null));
     });
-    if (!started) return;
+    if (pid1 === null) return null;
     for (const file of this.cgroups.procsFiles('support')) await writeFile(file, String(child.pid)).catch(() => undefined);
+    return pid1;
   }
 
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */

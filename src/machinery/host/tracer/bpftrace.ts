@@ -12,10 +12,10 @@ import { unavailable } from '../../../errors.js';
 import type { TracerOptions, TracerSession } from '../contracts.js';
 import { BpftraceOutputParser, type BpftraceOutput } from './bpftrace-output.js';
 import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from './bpftrace-script.js';
-import { EventDecoder } from './event-decoder.js';
 import { EventsWriter } from './events-writer.js';
 import { FileTail } from './file-tail.js';
 import { ReorderBuffer } from './reorder-buffer.js';
+import { sampleDecoder } from './sample-scope.js';
 import { availableEvents, ensureTracefs, syscallTracepoints, TRACEFS } from './tracefs.js';
 import type { TraceRecord } from './trace-records.js';
 
@@ -173,7 +173,8 @@ export class BpftraceProgram {
     this.armedCgroup = null;
     const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
     const writer = await EventsWriter.open(options.eventsPath);
-    const decoder = new EventDecoder((event) => writer.write(event), { cwdOf: machineCwd });
+    const sandboxed = options.sample !== undefined;
+    const decoder = sampleDecoder((event) => writer.write(event), options.sample, { belowInit: false, cwdOf: (pid) => machineCwd(pid, sandboxed) });
     const reorder = new ReorderBuffer<TraceRecord>(REORDER_WINDOW_SECONDS, (record) => decoder.record(record));
     this.consumer = (record) => reorder.push(record);
     try {
@@ -183,7 +184,8 @@ export class BpftraceProgram {
       await this.discard();
       throw error;
     }
-    writer.write(info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes on ${options.cgroupV2Path}`));
+    // The cgroup's host path is no business of the report's.
+    writer.write(info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes on the ${sandboxed ? "sample's" : "sandbox's"} cgroup`));
     const timer = setInterval(() => {
       reorder.releaseSettled();
       writer.flush();
@@ -420,12 +422,16 @@ function info(ts: number, message: string): BehaviorEvent {
   return { ts, pid: 0, ppid: 0, tid: 0, comm: '', kind: 'tracer.info', tracer: 'ebpf', message };
 }
 
-/** A process's current directory as it sees it: relative to its own root (the sandbox's), not the host's. */
-function machineCwd(pid: number): string | null {
+/**
+ * A process's current directory as it sees it: relative to its own root (the sandbox's), not the host's.
+ * `sandboxed`: the process runs in a sandbox, so a process whose root is the host's is another one that
+ * took the pid since (it is read after the reorder window), whose directory is a host path.
+ */
+function machineCwd(pid: number, sandboxed: boolean): string | null {
   try {
     const cwd = readlinkSync(`/proc/${pid}/cwd`);
     const root = readlinkSync(`/proc/${pid}/root`);
-    if (root === '/') return cwd;
+    if (root === '/') return sandboxed ? null : cwd;
     if (cwd === root) return '/';
     return cwd.startsWith(`${root}/`) ? cwd.slice(root.length) : null;
   } catch {

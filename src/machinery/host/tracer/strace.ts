@@ -5,8 +5,8 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import type { Logger } from 'pino';
 import type { TracerOptions, TracerSession } from '../contracts.js';
-import { EventDecoder } from './event-decoder.js';
 import { EventsWriter } from './events-writer.js';
+import { sampleDecoder } from './sample-scope.js';
 import { StraceParser } from './strace-parser.js';
 import type { TraceRecord } from './trace-records.js';
 
@@ -83,7 +83,7 @@ export async function startStrace(options: TracerOptions, log: Logger, reason: s
   });
   let stopping: Promise<{ lost: number }> | null = null;
   const stop = async () => {
-    await decodeStraceLog(rawPath, writer, log);
+    await decodeStraceLog(rawPath, writer, options, log);
     await writer.close();
     await rm(rawPath, { force: true });
     return { lost: 0 };
@@ -100,7 +100,7 @@ export async function startStrace(options: TracerOptions, log: Logger, reason: s
  * (`<unfinished ...>`) come late: records are sorted by time before decoding, so a fork is seen before
  * anything its child did.
  */
-async function decodeStraceLog(rawPath: string, writer: EventsWriter, log: Logger): Promise<void> {
+async function decodeStraceLog(rawPath: string, writer: EventsWriter, options: TracerOptions, log: Logger): Promise<void> {
   const records: TraceRecord[] = [];
   const parser = new StraceParser((record) => records.push(record));
   try {
@@ -111,7 +111,8 @@ async function decodeStraceLog(rawPath: string, writer: EventsWriter, log: Logge
     return;
   }
   records.sort((a, b) => a.ts - b.ts);
-  const decoder = new EventDecoder((event) => writer.write(event));
+  // strace starts the sample itself: what it sees begins with the sample's first exec.
+  const decoder = sampleDecoder((event) => writer.write(event), options.sample, { belowInit: true });
   for (const record of records) decoder.record(record);
   decoder.finish(records.at(-1)?.ts ?? Date.now() / 1000);
 }
