@@ -509,8 +509,8 @@ static void identity_record(const struct identity_rec *r) {
   end_record();
 }
 
-static void write_total_record(const struct rec_header *h, unsigned pid, long long fd, unsigned long long bytes) {
-  begin(h, pid, "write");
+static void write_total_record(const struct rec_header *h, unsigned tid, unsigned pid, long long fd, unsigned long long bytes) {
+  begin(h, tid, "write");
   field_int("pid", pid);
   field_int("fd", fd);
   printf(",\"bytes\":%llu,\"final\":true", bytes);
@@ -572,7 +572,7 @@ static int on_record(void *context, void *data, size_t size) {
     break;
   case REC_WRITE_TOTAL: {
     const struct write_total_rec *r = data;
-    write_total_record(h, h->tgid, r->fd, r->bytes);
+    write_total_record(h, h->tid, h->tgid, r->fd, r->bytes);
     break;
   }
   case REC_FORK:
@@ -696,7 +696,7 @@ static void flush_totals(void) {
   count = map_keys(fd, fds, sizeof(fds[0]), 65536);
   for (size_t i = 0; i < count; i++) {
     __u64 bytes;
-    if (bpf_map_lookup_elem(fd, &fds[i], &bytes) == 0 && bytes > 0) write_total_record(&h, fds[i].tgid, fds[i].fd, bytes);
+    if (bpf_map_lookup_elem(fd, &fds[i], &bytes) == 0 && bytes > 0) write_total_record(&h, fds[i].tgid, fds[i].tgid, fds[i].fd, bytes);
     bpf_map_delete_elem(fd, &fds[i]);
   }
   fd = bpf_map__fd(skel->maps.seen);
