@@ -2,12 +2,15 @@
  * nestbox's monitor, loader side: loads and attaches monitor.bpf.c once, then serves session after
  * session, told what to do on standard input:
  *
- *   arm <cgroup v2 id> <cgroup level>   records every task of that cgroup (and of cgroups below it)
- *   disarm                              stops, sends everything of the session, then {"ctl":"disarmed"}
+ *   arm <cgroup v2 id> <cgroup level> <file>   records every task of that cgroup (and of cgroups below
+ *                                              it) into the file
+ *   disarm                                     stops, writes everything of the session, closes the file
  *
- * It writes one JSON object a line on standard output: control lines {"ctl":...} and trace records in
- * the shape of nestbox's TraceRecord (src/machinery/host/tracer/trace-records.ts), with two fields left
- * for the reader to decode: socket addresses as the hex bytes of the sockaddr, mapping addresses as hex.
+ * It answers on standard output, one JSON object a line ({"ctl":"armed"}, {"ctl":"disarmed"}...). The
+ * records are JSON lines in the shape of nestbox's TraceRecord (src/machinery/host/tracer/trace-records.ts),
+ * with two fields left for the reader to decode: socket addresses as the hex bytes of the sockaddr,
+ * mapping addresses as hex. They go to a file, not a pipe, so that a reader that falls behind never
+ * keeps the loader from emptying the kernel's ring buffer.
  *
  * Usage: monitor [-b ring buffer bytes]
  */
@@ -42,6 +45,8 @@
 #define EINTR_RET (-4)
 
 static struct monitor_bpf *skel;
+/* Where records go: the session's file (named by `arm`), written without waiting for its reader. */
+static FILE *out;
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC, in nanoseconds: records are stamped with the latter. */
 static long long realtime_offset;
 static bool armed;
@@ -73,46 +78,46 @@ static const char *syscall_name(unsigned nr, bool compat) {
 
 static void out_ts(unsigned long long ns) {
   unsigned long long epoch = ns + realtime_offset;
-  printf("{\"ts\":%llu.%09llu", epoch / 1000000000ull, epoch % 1000000000ull);
+  fprintf(out, "{\"ts\":%llu.%09llu", epoch / 1000000000ull, epoch % 1000000000ull);
 }
 
 static void out_string(const char *bytes, size_t len) {
-  putchar('"');
+  putc_unlocked('"', out);
   for (size_t i = 0; i < len; i++) {
     unsigned char c = bytes[i];
     if (c == '"' || c == '\\') {
-      putchar('\\');
-      putchar(c);
+      putc_unlocked('\\', out);
+      putc_unlocked(c, out);
     } else if (c < 0x20 || c == 0x7f) {
-      printf("\\u%04x", c);
+      fprintf(out, "\\u%04x", c);
     } else {
-      putchar(c);
+      putc_unlocked(c, out);
     }
   }
-  putchar('"');
+  putc_unlocked('"', out);
 }
 
 static void out_hex(const unsigned char *bytes, size_t len) {
   static const char digits[] = "0123456789abcdef";
-  putchar('"');
+  putc_unlocked('"', out);
   for (size_t i = 0; i < len; i++) {
-    putchar(digits[bytes[i] >> 4]);
-    putchar(digits[bytes[i] & 15]);
+    putc_unlocked(digits[bytes[i] >> 4], out);
+    putc_unlocked(digits[bytes[i] & 15], out);
   }
-  putchar('"');
+  putc_unlocked('"', out);
 }
 
 /* Starts a record: time, thread and, when known, the system call's name. */
 static void begin(const struct rec_header *h, unsigned tid, const char *op) {
   out_ts(h->ts);
-  printf(",\"tid\":%u", tid);
+  fprintf(out, ",\"tid\":%u", tid);
   const char *api = h->nr == NO_NR ? NULL : syscall_name(h->nr, false);
-  if (api) printf(",\"api\":\"%s\"", api);
-  printf(",\"op\":\"%s\"", op);
+  if (api) fprintf(out, ",\"api\":\"%s\"", api);
+  fprintf(out, ",\"op\":\"%s\"", op);
 }
 
 static void end_record(void) {
-  fputs("}\n", stdout);
+  fputs("}\n", out);
 }
 
 /* ---- data items of a syscall record ---- */
@@ -140,34 +145,34 @@ static struct item next_item(struct items *items) {
 }
 
 static void field_string(const char *name, struct item item) {
-  printf(",\"%s\":", name);
+  fprintf(out, ",\"%s\":", name);
   out_string(item.bytes, item.len);
 }
 
 static void field_int(const char *name, long long value) {
-  printf(",\"%s\":%lld", name, value);
+  fprintf(out, ",\"%s\":%lld", name, value);
 }
 
 /* A sockaddr as hex, or null when the call had none. */
 static void field_address(struct item item) {
-  fputs(",\"address\":", stdout);
-  if (item.len < 2) fputs("null", stdout);
+  fputs(",\"address\":", out);
+  if (item.len < 2) fputs("null", out);
   else out_hex((const unsigned char *)item.bytes, item.len);
 }
 
 /* A list of NUL-ended strings as a JSON array. */
 static void field_argv(struct item item) {
-  fputs(",\"argv\":[", stdout);
+  fputs(",\"argv\":[", out);
   size_t start = 0;
   bool first = true;
   for (size_t i = 0; i < item.len; i++) {
     if (item.bytes[i] != 0) continue;
-    if (!first) putchar(',');
+    if (!first) putc_unlocked(',', out);
     out_string(item.bytes + start, i - start);
     first = false;
     start = i + 1;
   }
-  putchar(']');
+  putc_unlocked(']', out);
 }
 
 #define FD(x) ((long long)(int)(x))
@@ -211,7 +216,7 @@ static void sleep_record(const struct syscall_rec *r, long long ret) {
   // timerfd: TFD_TIMER_ABSTIME; the timer's clock is not known here, a time past 2001 is wall-clock.
   else if (r->h.nr == __NR_timerfd_settime && (a[1] & 1)) seconds = until(seconds > 1e9 ? CLOCK_REALTIME : CLOCK_MONOTONIC, r->h.ts, seconds);
   begin(&r->h, r->h.tid, "sleep");
-  printf(",\"seconds\":%.9g", seconds);
+  fprintf(out, ",\"seconds\":%.9g", seconds);
   field_int("ret", ret);
   end_record();
 }
@@ -261,7 +266,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
   case __NR_pipe: case __NR_pipe2: case __NR_socketpair:
     if (ret != 0) return false;
     begin(h, tid, "pipe");
-    printf(",\"fds\":[%lld,%lld],\"socket\":%s", FD(r->extra[0]), FD(r->extra[1]), nr == __NR_socketpair ? "true" : "false");
+    fprintf(out, ",\"fds\":[%lld,%lld],\"socket\":%s", FD(r->extra[0]), FD(r->extra[1]), nr == __NR_socketpair ? "true" : "false");
     break;
   case __NR_chdir: case __NR_fchdir:
     one = nr == __NR_chdir ? next_item(&items) : (struct item){"", 0};
@@ -285,7 +290,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
     begin(h, tid, "unlink");
     field_int("dirfd", nr == __NR_unlinkat ? FD(a[0]) : -100);
     field_string("path", one);
-    printf(",\"directory\":%s", nr == __NR_rmdir || (nr == __NR_unlinkat && (a[2] & 0x200)) ? "true" : "false");
+    fprintf(out, ",\"directory\":%s", nr == __NR_rmdir || (nr == __NR_unlinkat && (a[2] & 0x200)) ? "true" : "false");
     field_int("ret", ret);
     break;
   case __NR_mkdir: case __NR_mkdirat:
@@ -323,7 +328,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
     field_int("targetDirfd", nr == __NR_linkat ? FD(a[0]) : -100);
     field_int("dirfd", nr == __NR_linkat ? FD(a[2]) : nr == __NR_symlinkat ? FD(a[1]) : -100);
     field_string("path", two);
-    printf(",\"symbolic\":%s", nr == __NR_symlink || nr == __NR_symlinkat ? "true" : "false");
+    fprintf(out, ",\"symbolic\":%s", nr == __NR_symlink || nr == __NR_symlinkat ? "true" : "false");
     field_int("ret", ret);
     break;
   case __NR_socket:
@@ -355,7 +360,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
     field_address(one);
     field_int("ret", ret);
     if (ret > 0) {
-      fputs(",\"payload\":", stdout);
+      fputs(",\"payload\":", out);
       out_hex((const unsigned char *)two.bytes, two.len);
     }
     break;
@@ -369,7 +374,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
   case __NR_mmap:
     if (ret < 0 && ret > -4096) return false;
     begin(h, tid, "exec_map");
-    printf(",\"call\":\"mmap\",\"address\":\"%llx\"", (unsigned long long)ret);
+    fprintf(out, ",\"call\":\"mmap\",\"address\":\"%llx\"", (unsigned long long)ret);
     field_int("length", (long long)a[1]);
     field_int("prot", U32(a[2]));
     field_int("fd", (a[3] & 0x20) ? -1 : FD(a[4]));
@@ -377,7 +382,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
   case __NR_mprotect:
     if (ret != 0) return false;
     begin(h, tid, "exec_map");
-    printf(",\"call\":\"mprotect\",\"address\":\"%llx\"", (unsigned long long)a[0]);
+    fprintf(out, ",\"call\":\"mprotect\",\"address\":\"%llx\"", (unsigned long long)a[0]);
     field_int("length", (long long)a[1]);
     field_int("prot", U32(a[2]));
     field_int("fd", -1);
@@ -391,7 +396,7 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
   case __NR_init_module: case __NR_finit_module: case __NR_delete_module:
     one = nr == __NR_delete_module ? next_item(&items) : (struct item){"", 0};
     begin(h, tid, "module");
-    printf(",\"call\":\"%s\"", syscall_name(nr, false));
+    fprintf(out, ",\"call\":\"%s\"", syscall_name(nr, false));
     field_int("fd", nr == __NR_finit_module ? FD(a[0]) : -1);
     field_string("name", one);
     field_int("ret", ret);
@@ -399,9 +404,9 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
   case __NR_setuid: case __NR_setgid: case __NR_setreuid: case __NR_setregid:
   case __NR_setresuid: case __NR_setresgid: case __NR_setfsuid: case __NR_setfsgid:
     begin(h, tid, "setid");
-    printf(",\"call\":\"%s\",\"ids\":[", setid_name(nr));
-    for (int i = 0; i < setid_arity(nr); i++) printf("%s%lld", i ? "," : "", FD(a[i]));
-    putchar(']');
+    fprintf(out, ",\"call\":\"%s\",\"ids\":[", setid_name(nr));
+    for (int i = 0; i < setid_arity(nr); i++) fprintf(out, "%s%lld", i ? "," : "", FD(a[i]));
+    putc_unlocked(']', out);
     field_int("ret", ret);
     break;
   case __NR_kill: case __NR_tkill: case __NR_tgkill:
@@ -434,21 +439,21 @@ static bool call_record(const struct syscall_rec *r, struct items *items) {
   const __u64 *a = r->args;
   unsigned nr = r->h.nr;
   begin(&r->h, r->h.tid, "call");
-  fputs(",\"args\":{", stdout);
+  fputs(",\"args\":{", out);
   switch (nr) {
   case __NR_setsid:
     break;
   case __NR_setpgid:
-    printf("\"pid\":%lld,\"pgid\":%lld", FD(a[0]), FD(a[1]));
+    fprintf(out, "\"pid\":%lld,\"pgid\":%lld", FD(a[0]), FD(a[1]));
     break;
   case __NR_prctl:
-    printf("\"option\":%lld", FD(a[0]));
+    fprintf(out, "\"option\":%lld", FD(a[0]));
     if (a[0] == 15) {
       struct item name = next_item(items);
-      fputs(",\"name\":", stdout);
+      fputs(",\"name\":", out);
       out_string(name.bytes, name.len);
     } else {
-      printf(",\"arg2\":%llu,\"arg3\":%llu,\"arg4\":%llu,\"arg5\":%llu", a[1], a[2], a[3], a[4]);
+      fprintf(out, ",\"arg2\":%llu,\"arg3\":%llu,\"arg4\":%llu,\"arg5\":%llu", a[1], a[2], a[3], a[4]);
     }
     break;
   case __NR_capset: {
@@ -457,45 +462,45 @@ static bool call_record(const struct syscall_rec *r, struct items *items) {
     __u32 h[2] = {0, 0}, d[3] = {0, 0, 0};
     memcpy(h, header.bytes, header.len < sizeof(h) ? header.len : sizeof(h));
     memcpy(d, data.bytes, data.len < sizeof(d) ? data.len : sizeof(d));
-    printf("\"version\":%u,\"pid\":%d,\"effective\":%u,\"permitted\":%u,\"inheritable\":%u", h[0], (int)h[1], d[0], d[1], d[2]);
+    fprintf(out, "\"version\":%u,\"pid\":%d,\"effective\":%u,\"permitted\":%u,\"inheritable\":%u", h[0], (int)h[1], d[0], d[1], d[2]);
     break;
   }
   case __NR_mount: {
     struct item source = next_item(items), target = next_item(items), type = next_item(items);
-    fputs("\"source\":", stdout);
+    fputs("\"source\":", out);
     out_string(source.bytes, source.len);
-    fputs(",\"target\":", stdout);
+    fputs(",\"target\":", out);
     out_string(target.bytes, target.len);
-    fputs(",\"filesystemtype\":", stdout);
+    fputs(",\"filesystemtype\":", out);
     out_string(type.bytes, type.len);
-    printf(",\"mountflags\":%llu", a[3]);
+    fprintf(out, ",\"mountflags\":%llu", a[3]);
     break;
   }
   case __NR_umount2: {
     struct item target = next_item(items);
-    fputs("\"target\":", stdout);
+    fputs("\"target\":", out);
     out_string(target.bytes, target.len);
-    printf(",\"flags\":%lld", FD(a[1]));
+    fprintf(out, ",\"flags\":%lld", FD(a[1]));
     break;
   }
   case __NR_truncate: {
     struct item path = next_item(items);
-    fputs("\"path\":", stdout);
+    fputs("\"path\":", out);
     out_string(path.bytes, path.len);
-    printf(",\"length\":%lld", (long long)a[1]);
+    fprintf(out, ",\"length\":%lld", (long long)a[1]);
     break;
   }
   case __NR_ftruncate:
-    printf("\"fd\":%lld,\"length\":%lld", FD(a[0]), (long long)a[1]);
+    fprintf(out, "\"fd\":%lld,\"length\":%lld", FD(a[0]), (long long)a[1]);
     break;
   case __NR_getdents: case __NR_getdents64:
-    printf("\"fd\":%lld,\"count\":%lld", FD(a[0]), U32(a[2]));
+    fprintf(out, "\"fd\":%lld,\"count\":%lld", FD(a[0]), U32(a[2]));
     break;
   default:
-    printf("\"arg0\":%llu", a[0]);
+    fprintf(out, "\"arg0\":%llu", a[0]);
     break;
   }
-  putchar('}');
+  putc_unlocked('}', out);
   field_int("ret", r->ret);
   end_record();
   return true;
@@ -513,7 +518,7 @@ static void write_total_record(const struct rec_header *h, unsigned tid, unsigne
   begin(h, tid, "write");
   field_int("pid", pid);
   field_int("fd", fd);
-  printf(",\"bytes\":%llu,\"final\":true", bytes);
+  fprintf(out, ",\"bytes\":%llu,\"final\":true", bytes);
   end_record();
 }
 
@@ -549,20 +554,20 @@ static void counts_record(const struct rec_header *h, unsigned pid, const __u32 
   plain.nr = NO_NR;
   begin(&plain, pid, "counts");
   field_int("pid", pid);
-  fputs(",\"counts\":{", stdout);
+  fputs(",\"counts\":{", out);
   for (int i = 0; i < used; i++) {
-    if (i) putchar(',');
+    if (i) putc_unlocked(',', out);
     out_string(names[i], strlen(names[i]));
-    printf(":%llu", totals[i]);
+    fprintf(out, ":%llu", totals[i]);
   }
-  putchar('}');
+  putc_unlocked('}', out);
   end_record();
 }
 
 static int on_record(void *context, void *data, size_t size) {
   (void)context;
   const struct rec_header *h = data;
-  if (size < sizeof(*h)) return 0;
+  if (size < sizeof(*h) || !out) return 0;
   switch (h->kind) {
   case REC_SYSCALL:
     if (size >= sizeof(struct syscall_rec)) syscall_record(data, size);
@@ -631,7 +636,7 @@ static void report_lost(void) {
   drops_seen = drops;
   session_lost += count;
   out_ts(monotonic_ns());
-  printf(",\"tid\":0,\"op\":\"lost\",\"count\":%llu}\n", count);
+  fprintf(out, ",\"tid\":0,\"op\":\"lost\",\"count\":%llu}\n", count);
 }
 
 /* Waits until no BPF program of ours runs any more (see `barrier` in monitor.bpf.c). */
@@ -705,13 +710,21 @@ static void flush_totals(void) {
   for (size_t i = 0; i < count; i++) bpf_map_delete_elem(fd, &tids[i]);
 }
 
-static void arm(unsigned long long cgroup, unsigned level, struct ring_buffer *rb) {
+static void arm(unsigned long long cgroup, unsigned level, const char *path, struct ring_buffer *rb) {
   if (armed) {
-    printf("{\"ctl\":\"error\",\"message\":\"already armed\"}\n");
+    fprintf(stdout, "{\"ctl\":\"error\",\"message\":\"already armed\"}\n");
     return;
   }
-  // Whatever an earlier session left unread (nothing, after a disarm) is not this one's.
+  // Whatever an earlier session left unread (nothing, after a disarm) is no one's: out is not open yet.
   ring_buffer__consume(rb);
+  static char buffer[1 << 20];
+  out = fopen(path, "we");
+  if (!out) {
+    fprintf(stdout, "{\"ctl\":\"error\",\"message\":\"cannot open the records file: %s\"}\n", strerror(errno));
+    out = NULL;
+    return;
+  }
+  setvbuf(out, buffer, _IOFBF, sizeof(buffer));
   drops_seen = total_drops();
   session_lost = 0;
   skel->bss->gen++;
@@ -719,12 +732,12 @@ static void arm(unsigned long long cgroup, unsigned level, struct ring_buffer *r
   __atomic_store_n(&skel->bss->armed_cgroup, cgroup, __ATOMIC_SEQ_CST);
   armed = true;
   last_lost_check = monotonic_ns();
-  printf("{\"ctl\":\"armed\",\"cgroup\":\"%llu\"}\n", cgroup);
+  fprintf(stdout, "{\"ctl\":\"armed\",\"cgroup\":\"%llu\"}\n", cgroup);
 }
 
 static void disarm(struct ring_buffer *rb) {
   if (!armed) {
-    printf("{\"ctl\":\"disarmed\",\"lost\":0}\n");
+    fprintf(stdout, "{\"ctl\":\"disarmed\",\"lost\":0}\n");
     return;
   }
   __atomic_store_n(&skel->bss->armed_cgroup, 0, __ATOMIC_SEQ_CST);
@@ -734,7 +747,9 @@ static void disarm(struct ring_buffer *rb) {
   flush_pending(skel->bss->gen);
   flush_totals();
   report_lost();
-  printf("{\"ctl\":\"disarmed\",\"lost\":%llu,\"confirmed\":%s}\n", session_lost, barrier == 0 ? "true" : "false");
+  bool written = fclose(out) == 0;
+  out = NULL;
+  fprintf(stdout, "{\"ctl\":\"disarmed\",\"lost\":%llu,\"confirmed\":%s}\n", session_lost, barrier == 0 && written ? "true" : "false");
 }
 
 /* Reads and runs the commands that arrived on standard input; false at its end. */
@@ -750,9 +765,10 @@ static bool commands(struct ring_buffer *rb) {
     *newline = 0;
     unsigned long long cgroup;
     unsigned level;
-    if (sscanf(line, "arm %llu %u", &cgroup, &level) == 2) arm(cgroup, level, rb);
+    int path = 0;
+    if (sscanf(line, "arm %llu %u %n", &cgroup, &level, &path) == 2 && path > 0) arm(cgroup, level, line + path, rb);
     else if (strcmp(line, "disarm") == 0) disarm(rb);
-    else printf("{\"ctl\":\"error\",\"message\":\"unknown command\"}\n");
+    else fprintf(stdout, "{\"ctl\":\"error\",\"message\":\"unknown command\"}\n");
     line = newline + 1;
   }
   used = buffer + used - line;
@@ -799,7 +815,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   measure_clocks();
-  printf("{\"ctl\":\"ready\"}\n");
+  fprintf(stdout, "{\"ctl\":\"ready\"}\n");
   fflush(stdout);
 
   struct pollfd fds[2] = {{.fd = 0, .events = POLLIN}, {.fd = ring_buffer__epoll_fd(rb), .events = POLLIN}};
@@ -809,6 +825,7 @@ int main(int argc, char **argv) {
     // Woken or not, read what is there: the kernel wakes us only when much is waiting.
     ring_buffer__consume(rb);
     if (armed && monotonic_ns() - last_lost_check > LOST_CHECK_NS) report_lost();
+    if (out) fflush(out);
     if ((fds[0].revents & (POLLIN | POLLHUP)) && !commands(rb)) break;
     fflush(stdout);
   }

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { stat } from 'node:fs/promises';
-import { setPriority } from 'node:os';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { unavailable } from '../../../errors.js';
 import type { TracerOptions, TracerSession } from '../contracts.js';
 import { cgroupLevel } from './cgroup-level.js';
+import { FileTail } from './file-tail.js';
 import { ensureMonitor } from './monitor-build.js';
 import { parseMonitorLine, type MonitorControl } from './monitor-output.js';
 import { RecordPipeline } from './record-pipeline.js';
@@ -44,9 +46,12 @@ export class MonitorProgram {
   private stopping = false;
   private armed = false;
   private consumer: ((record: TraceRecord) => void) | null = null;
+  private sessions = 0;
 
   private constructor(
     private readonly child: ChildProcess,
+    /** Our own folder for the sessions' record files. */
+    private readonly workDir: string,
     private readonly log: Logger,
   ) {
     child.on('exit', (code, signal) => {
@@ -70,13 +75,14 @@ export class MonitorProgram {
   static async launch(log: Logger, options: MonitorOptions = {}): Promise<MonitorProgram> {
     const binary = await ensureMonitor(options.buildDir);
     const args = options.ringBytes ? ['-b', String(options.ringBytes)] : [];
+    const workDir = await mkdtemp(join(tmpdir(), 'nestbox-monitor-'));
     const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     try {
       if (child.pid !== undefined) setPriority(child.pid, MONITOR_NICE);
     } catch (error) {
       log.debug({ err: error }, 'could not raise the priority of the monitor');
     }
-    const program = new MonitorProgram(child, log);
+    const program = new MonitorProgram(child, workDir, log);
     try {
       await program.answer('ready', LAUNCH_TIMEOUT_MS);
     } catch (error) {
@@ -98,10 +104,13 @@ export class MonitorProgram {
     const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
     const pipeline = await RecordPipeline.open(options.eventsPath, REORDER_WINDOW_SECONDS);
     this.consumer = (record) => pipeline.push(record);
+    const recordsPath = join(this.workDir, `records-${++this.sessions}.jsonl`);
+    let tail: FileTail | null = null;
     try {
-      this.send(`arm ${cgroupId} ${cgroupLevel(options.cgroupV2Path)}`);
+      this.send(`arm ${cgroupId} ${cgroupLevel(options.cgroupV2Path)} ${recordsPath}`);
       const armed = await this.answer('armed', ARM_TIMEOUT_MS);
       if (armed.cgroup !== String(cgroupId)) throw unavailable('the monitor armed another cgroup', { context: { armed, cgroupId } });
+      tail = await FileTail.open(recordsPath, (line) => this.record(line), 10, 'utf8');
     } catch (error) {
       this.consumer = null;
       await pipeline.close(nowEpoch());
@@ -124,6 +133,9 @@ export class MonitorProgram {
         this.log.error({ err: error, cgroup: options.cgroupV2Path }, message);
         await this.discard();
       }
+      // The monitor has closed the file: what is left in it is read to the end.
+      await tail.end();
+      await rm(recordsPath, { force: true });
       this.consumer = null;
       this.armed = false;
       await pipeline.close(nowEpoch(), message);
@@ -138,6 +150,7 @@ export class MonitorProgram {
   /** Ends the monitor (waiting or after its last session). */
   async discard(): Promise<void> {
     this.stopping = true;
+    await rm(this.workDir, { recursive: true, force: true });
     if (this.exit) return;
     // Waited for: the child must keep the event loop alive until it is gone.
     this.child.ref();
@@ -152,22 +165,32 @@ export class MonitorProgram {
     this.child.stdin!.write(`${command}\n`);
   }
 
+  /** Control lines, on the monitor's standard output. */
   private read(chunk: string): void {
     const lines = (this.carry + chunk).split('\n');
     this.carry = lines.pop() ?? '';
     for (const line of lines) {
       if (line === '') continue;
       const parsed = parseMonitorLine(line);
-      if (!parsed) {
-        this.log.warn({ line: line.slice(0, 200) }, 'unreadable line from the monitor');
-      } else if ('ctl' in parsed) {
+      if (parsed && 'ctl' in parsed) {
         this.controls.push(parsed);
         this.changes.emit('change');
       } else {
-        if (parsed.op === 'lost') this.log.warn({ count: parsed.count }, 'the monitor lost records');
-        this.consumer?.(parsed);
+        this.log.warn({ line: line.slice(0, 200) }, 'unexpected line from the monitor');
       }
     }
+  }
+
+  /** Records, from the session's file. */
+  private record(line: string): void {
+    if (line === '') return;
+    const parsed = parseMonitorLine(line);
+    if (!parsed || 'ctl' in parsed) {
+      this.log.warn({ line: line.slice(0, 200) }, 'unreadable record from the monitor');
+      return;
+    }
+    if (parsed.op === 'lost') this.log.warn({ count: parsed.count }, 'the monitor lost records');
+    this.consumer?.(parsed);
   }
 
   /** Waits for the monitor's next control line of that kind (earlier ones of other kinds are dropped). */
