@@ -6,6 +6,7 @@ import { startStrace } from './strace.js';
 /** The bpftrace program the monitor replaced: kept for bench/tracer.ts to compare with. */
 export { BpftraceProgram } from './bpftrace.js';
 export { MonitorProgram } from './monitor.js';
+export { MonitorLoader } from './monitor-loader.js';
 export { ensureMonitor } from './monitor-build.js';
 export { startStrace, straceCommand } from './strace.js';
 
