@@ -146,6 +146,26 @@ struct {
 } writes SEC(".maps");
 
 /*
+ * A descriptor copy made with fcntl(F_DUPFD), held back: programs such as find copy a directory's
+ * descriptor only to fstat and close it, thousands of times. It is sent before the process's next
+ * record, or forgotten when the copy is closed first, unused (one per process).
+ */
+struct held_dup {
+  __u64 ts;
+  __u32 tid;
+  __s32 oldfd;
+  __s32 newfd;
+  __u32 nr;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, struct held_dup);
+} held SEC(".maps");
+
+/*
  * Updating a map of maps makes the kernel wait until every BPF program running has finished: after
  * clearing `armed_cgroup`, the loader updates this one to know that no record of the session is still
  * being written.
@@ -231,6 +251,27 @@ static __always_inline void flush_writes(__u64 ts, __u32 tid, __u32 tgid, __s32 
   bpf_map_delete_elem(&writes, &key);
 }
 
+/* Sends the process's held descriptor copy, if any. */
+static __always_inline void flush_held(__u32 tgid) {
+  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
+  if (!dup) return;
+  struct {
+    struct syscall_rec r;
+  } rec = {};
+  header(&rec.r.h, REC_SYSCALL, dup->ts, dup->tid, tgid, dup->nr, sizeof(rec));
+  rec.r.ret = dup->newfd;
+  rec.r.args[0] = (__u32)dup->oldfd;
+  rec.r.args[1] = 0;
+  bpf_map_delete_elem(&held, &tgid);
+  emit(&rec, sizeof(rec));
+}
+
+/* Before any record of a thread: its name, the first time, and what its process holds back. */
+static __always_inline void before_record(__u64 ts, __u32 tid, __u32 tgid) {
+  identify(ts, tid, tgid);
+  flush_held(tgid);
+}
+
 static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
   struct fd_key key = {.tgid = tgid, .fd = fd};
   __u64 *total = bpf_map_lookup_elem(&writes, &key);
@@ -275,10 +316,17 @@ static __always_inline void read_timespec(__u64 ptr, __u64 extra[2]) {
 }
 
 static __always_inline void send_close(__u64 ts, __u32 tid, __u32 tgid, __u64 fd) {
+  // A held copy closed before anything used it: neither is worth a record.
+  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
+  struct fd_key key = {.tgid = tgid, .fd = (__s32)fd};
+  if (dup && dup->newfd == (__s32)fd && !bpf_map_lookup_elem(&writes, &key)) {
+    bpf_map_delete_elem(&held, &tgid);
+    return;
+  }
   __u32 zero = 0;
   struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return;
-  identify(ts, tid, tgid);
+  before_record(ts, tid, tgid);
   flush_writes(ts, tid, tgid, (__s32)fd);
   header(&s->r.h, REC_SYSCALL, ts, tid, tgid, __NR_close, sizeof(s->r));
   s->r.ret = 0;
@@ -504,12 +552,26 @@ static __always_inline void on_return(long nr, struct pending *p, long ret, __u3
     // A successful exec is recorded with the new program (sched_process_exec).
     if (ret >= 0) return;
     break;
+  case __NR_getdents: case __NR_getdents64:
+    // The end of a directory is no news.
+    if (ret == 0) return;
+    break;
+  case __NR_fcntl:
+    if (ret >= 0) {
+      __u64 now = bpf_ktime_get_ns();
+      before_record(now, tid, tgid);
+      flush_writes(now, tid, tgid, (__s32)ret);
+      struct held_dup dup = {.ts = now, .tid = tid, .oldfd = (__s32)p->args[0], .newfd = (__s32)ret, .nr = nr};
+      bpf_map_update_elem(&held, &tgid, &dup, BPF_ANY);
+      return;
+    }
+    break;
   }
   __u32 zero = 0;
   struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return;
   __u64 ts = bpf_ktime_get_ns();
-  identify(ts, tid, tgid);
+  before_record(ts, tid, tgid);
   flush_made(ts, tid, tgid, nr, p, ret);
   __u32 off = put_items(s, nr, p, ret);
   __u32 size = sizeof(s->r) + (off & (DATA_MAX + STR_MAX - 1));
@@ -557,7 +619,7 @@ int process_fork(struct trace_event_raw_sched_process_fork *ctx) {
   else if (p && nr == __NR_clone3 && p->args[0]) bpf_probe_read_user(&flags, sizeof(flags), (void *)p->args[0]);
   if (flags & CLONE_THREAD) return 0;
   __u64 ts = bpf_ktime_get_ns();
-  identify(ts, tid, tgid);
+  before_record(ts, tid, tgid);
   struct fork_rec r = {};
   header(&r.h, REC_FORK, ts, tid, tgid, nr, sizeof(r));
   r.child = ctx->child_pid;
@@ -575,6 +637,7 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   if (!s) return 0;
   __u16 nr = current_call(ctx->old_pid, NULL);
   __u64 ts = bpf_ktime_get_ns();
+  flush_held(tgid);
   // The thread has a new name and program: named again.
   __u32 current = gen;
   bpf_map_update_elem(&seen, &tid, &current, BPF_ANY);
@@ -635,7 +698,7 @@ int process_exit(struct trace_event_raw_sched_process_exit *ctx) {
   if (ctx->group_dead) {
     __u64 ts = bpf_ktime_get_ns();
     __u16 nr = current_call(tid, NULL);
-    identify(ts, tid, tgid);
+    before_record(ts, tid, tgid);
     struct flush_ctx c = {.ts = ts, .tid = tid, .tgid = tgid};
     bpf_for_each_map_elem(&writes, flush_one, &c, 0);
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -659,7 +722,7 @@ int task_rename(struct trace_event_raw_task_rename *ctx) {
   __u16 nr = current_call(tid, NULL);
   if (nr == __NR_execve || nr == __NR_execveat) return 0;
   __u64 ts = bpf_ktime_get_ns();
-  identify(ts, tid, tgid);
+  before_record(ts, tid, tgid);
   struct rename_rec r = {};
   header(&r.h, REC_RENAME, ts, tid, tgid, nr, sizeof(r));
   r.target = ctx->pid;

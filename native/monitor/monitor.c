@@ -704,10 +704,13 @@ static void flush_totals(void) {
     if (bpf_map_lookup_elem(fd, &fds[i], &bytes) == 0 && bytes > 0) write_total_record(&h, fds[i].tgid, fds[i].tgid, fds[i].fd, bytes);
     bpf_map_delete_elem(fd, &fds[i]);
   }
-  fd = bpf_map__fd(skel->maps.seen);
-  static __u32 tids[65536];
-  count = map_keys(fd, tids, sizeof(tids[0]), 65536);
-  for (size_t i = 0; i < count; i++) bpf_map_delete_elem(fd, &tids[i]);
+  // Threads seen and descriptor copies held back are forgotten (a copy nothing used is no news).
+  static __u32 ids[65536];
+  int forget[] = {bpf_map__fd(skel->maps.seen), bpf_map__fd(skel->maps.held)};
+  for (int m = 0; m < 2; m++) {
+    count = map_keys(forget[m], ids, sizeof(ids[0]), 65536);
+    for (size_t i = 0; i < count; i++) bpf_map_delete_elem(forget[m], &ids[i]);
+  }
 }
 
 static void arm(unsigned long long cgroup, unsigned level, const char *path, struct ring_buffer *rb) {
