@@ -336,10 +336,14 @@ static __always_inline void send_close(__u64 ts, __u32 tid, __u32 tgid, __u64 fd
   emit(&s->r, sizeof(s->r));
 }
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter(struct trace_event_raw_sys_enter *ctx) {
+/*
+ * raw_syscalls are attached as raw tracepoints: they run on every system call of the host, and a raw
+ * tracepoint gets the registers as they are, where a perf tracepoint first builds a record of them.
+ */
+SEC("raw_tracepoint/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
   if (!traced()) return 0;
-  long nr = ctx->id;
+  long nr = ctx->args[1];
   if (nr < 0) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -351,17 +355,19 @@ int sys_enter(struct trace_event_raw_sys_enter *ctx) {
   if (!how) return 0;
   __u64 ts = bpf_ktime_get_ns();
   if (how == AT_ENTRY) {
-    send_close(ts, tid, tgid, ctx->args[0]);
+    send_close(ts, tid, tgid, BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
     return 0;
   }
   struct pending p = {.nr = nr, .gen = gen, .ts = ts};
-  // One read each: the verifier refuses a context pointer moved by a loop.
-  p.args[0] = ctx->args[0];
-  p.args[1] = ctx->args[1];
-  p.args[2] = ctx->args[2];
-  p.args[3] = ctx->args[3];
-  p.args[4] = ctx->args[4];
-  p.args[5] = ctx->args[5];
+  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9.
+  struct pt_regs regs;
+  bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]);
+  p.args[0] = regs.di;
+  p.args[1] = regs.si;
+  p.args[2] = regs.dx;
+  p.args[3] = regs.r10;
+  p.args[4] = regs.r8;
+  p.args[5] = regs.r9;
   switch (nr) {
   case __NR_write:
   case __NR_writev:
@@ -584,9 +590,9 @@ static __always_inline void on_return(long nr, struct pending *p, long ret, __u3
   emit(s, size);
 }
 
-SEC("tracepoint/raw_syscalls/sys_exit")
-int sys_exit(struct trace_event_raw_sys_exit *ctx) {
-  long nr = ctx->id;
+SEC("raw_tracepoint/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
+  long nr = BPF_CORE_READ((struct pt_regs *)ctx->args[0], orig_ax);
   // Calls that are only counted cost one array read here.
   if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
   if (!traced()) return 0;
@@ -594,7 +600,7 @@ int sys_exit(struct trace_event_raw_sys_exit *ctx) {
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   struct pending *p = bpf_map_lookup_elem(&pending, &tid);
   if (!p) return 0;
-  if (p->nr == nr && p->gen == gen) on_return(nr, p, ctx->ret, tid, tgid);
+  if (p->nr == nr && p->gen == gen) on_return(nr, p, (long)ctx->args[1], tid, tgid);
   bpf_map_delete_elem(&pending, &tid);
   return 0;
 }
