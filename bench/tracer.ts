@@ -121,6 +121,9 @@ try {
   monitor = await launchTimed('monitor (load + attach)', () => MonitorProgram.launch(log));
   bpftrace = await launchTimed('bpftrace (compile + attach)', () => BpftraceProgram.launch(log));
   for (const workload of workloads) {
+    // A program that could not confirm a drain (a loaded machine) is ended: the next one is launched.
+    if (!monitor.usable) monitor = await MonitorProgram.launch(log);
+    if (!bpftrace.usable) bpftrace = await BpftraceProgram.launch(log);
     const base = await untraced(workload);
     const mine = await underEbpf(monitor, workload, 'monitor');
     const old = await underEbpf(bpftrace, workload, 'bpftrace');

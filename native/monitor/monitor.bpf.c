@@ -579,8 +579,9 @@ static __always_inline void on_return(long nr, struct pending *p, long ret, __u3
   __u64 ts = bpf_ktime_get_ns();
   before_record(ts, tid, tgid);
   flush_made(ts, tid, tgid, nr, p, ret);
-  __u32 off = put_items(s, nr, p, ret);
-  __u32 size = sizeof(s->r) + (off & (DATA_MAX + STR_MAX - 1));
+  __u32 size = sizeof(s->r) + put_items(s, nr, p, ret);
+  // Hidden from the compiler, so that the bound the verifier needs is not optimised away.
+  asm volatile("" : "+r"(size));
   if (size > sizeof(*s)) size = sizeof(*s);
   header(&s->r.h, REC_SYSCALL, ts, tid, tgid, nr, size);
   s->r.ret = ret;
@@ -660,11 +661,12 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   __u64 start = BPF_CORE_READ(task, mm, arg_start);
   __u64 end = BPF_CORE_READ(task, mm, arg_end);
   off = put_blob(s, off, start, end - start, ARGV_MAX);
-  __u32 size = sizeof(struct exec_rec) + (off & (DATA_MAX + STR_MAX - 1));
+  __u32 size = sizeof(struct exec_rec) + off;
+  asm volatile("" : "+r"(size));
+  if (size > sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec)) size = sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec);
   // The exec record's items start right after its header: moved there from the syscall layout.
   struct exec_rec *r = (struct exec_rec *)((__u8 *)s->data - sizeof(struct exec_rec));
   header(&r->h, REC_EXEC, ts, tid, tgid, nr, size);
-  if (size > sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec)) return 0;
   emit(r, size);
   return 0;
 }

@@ -172,6 +172,11 @@ static void field_argv(struct item item) {
     first = false;
     start = i + 1;
   }
+  // The last string, when the kernel's copy was cut before its NUL.
+  if (start < item.len) {
+    if (!first) putc_unlocked(',', out);
+    out_string(item.bytes + start, item.len - start);
+  }
   putc_unlocked(']', out);
 }
 

@@ -31,6 +31,8 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
   let counter: RunResult;
   let calls: RunResult;
   let outsider: RunResult;
+  let longArgv: RunResult;
+  let longLink: RunResult;
 
   const ofOp = <K extends TraceRecord['op']>(op: K, pid?: number): Of<K>[] =>
     records.filter((r): r is Of<K> => r.op === op && (pid === undefined || r.tid === pid));
@@ -56,6 +58,8 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     await monitor.arm(cgroup.path, (record) => records.push(record));
     counter = await runInCgroup(cgroup.path, [statics['monitor-openat-count']!, String(OPENATS), '/etc/hostname']);
     calls = await runInCgroup(cgroup.path, [plain['monitor-calls']!, String(port)]);
+    longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
+    longLink = await runInCgroup(cgroup.path, ['ln', '-s', 'y'.repeat(4000), join(work, 'l'.repeat(200))]);
     outsider = await runInCgroup(null, [statics['monitor-openat-count']!, '10', '/etc/hostname']);
     ({ lost } = await monitor.disarm());
   });
@@ -139,6 +143,17 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     assert.equal(exec?.api, 'execve');
     assert.deepEqual(exec.argv.slice(1), [String((server.address() as { port: number }).port)]);
     assert.deepEqual(ofOp('exit', calls.pid).map((r) => [r.api, r.code]), [['exit_group', 0]]);
+  });
+
+  it('keeps long strings whole: 4 KiB of argv, two paths of more than 4 KiB together', () => {
+    const exec = ofOp('exec', longArgv.pid).find((r) => r.ret === 0);
+    assert.equal(exec?.path, '/bin/true');
+    assert.equal(exec.argv[0], '/bin/true');
+    // argv is kept up to 4 KiB in all.
+    assert.equal(exec.argv[1], 'x'.repeat(4096 - '/bin/true'.length - 1));
+    assert.equal(longLink.code, 0, longLink.stderr);
+    const link = ofOp('link', longLink.pid).find((r) => r.api === 'symlinkat' || r.api === 'symlink');
+    assert.deepEqual(link && [link.target, link.path, link.ret], ['y'.repeat(4000), join(work, 'l'.repeat(200)), 0]);
   });
 
   it('records nothing of processes outside the cgroup', () => {

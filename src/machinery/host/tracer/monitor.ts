@@ -5,9 +5,10 @@ import { RecordPipeline } from './record-pipeline.js';
 
 /**
  * The ring buffer is one for all CPUs, in the order records were made; records made on different
- * CPUs at nearly the same time can still come a little out of order.
+ * CPUs at nearly the same time can still come a little out of order. (A descriptor copy the kernel
+ * held back comes later than its time, but before anything that uses it, and makes no event itself.)
  */
-const REORDER_WINDOW_SECONDS = 1;
+const REORDER_WINDOW_SECONDS = 0.25;
 
 export type { MonitorOptions } from './monitor-loader.js';
 
