@@ -168,7 +168,7 @@ export class BpftraceProgram {
     this.dumped = false;
     this.armedCgroup = null;
     const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
-    const pipeline = await RecordPipeline.open(options.eventsPath, REORDER_WINDOW_SECONDS);
+    const pipeline = await RecordPipeline.open(options, REORDER_WINDOW_SECONDS);
     this.consumer = (record) => pipeline.push(record);
     try {
       await this.until(() => this.armedCgroup === cgroupId, ARM_TIMEOUT_MS, () => this.sendArm(cgroupId));

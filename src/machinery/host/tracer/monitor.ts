@@ -31,7 +31,7 @@ export class MonitorProgram {
 
   /** Starts recording the cgroup's processes into the events file; one session at a time. */
   async arm(options: TracerOptions): Promise<TracerSession> {
-    const pipeline = await RecordPipeline.open(options.eventsPath, REORDER_WINDOW_SECONDS);
+    const pipeline = await RecordPipeline.open(options, REORDER_WINDOW_SECONDS);
     try {
       await this.loader.arm(options.cgroupV2Path, (record) => pipeline.push(record));
     } catch (error) {

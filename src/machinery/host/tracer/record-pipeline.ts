@@ -1,5 +1,6 @@
 import { readlinkSync } from 'node:fs';
 import type { BehaviorEvent } from '../../../report/events.js';
+import type { TracerOptions } from '../contracts.js';
 import { EventDecoder } from './event-decoder.js';
 import { EventsWriter } from './events-writer.js';
 import { ReorderBuffer } from './reorder-buffer.js';
@@ -27,9 +28,9 @@ export class RecordPipeline {
     }, FLUSH_INTERVAL_MS);
   }
 
-  /** `windowSeconds`: how far apart in time records can arrive. */
-  static async open(eventsPath: string, windowSeconds: number): Promise<RecordPipeline> {
-    const writer = await EventsWriter.open(eventsPath);
+  /** Into the session's events file; `windowSeconds`: how far apart in time records can arrive. */
+  static async open(options: TracerOptions, windowSeconds: number): Promise<RecordPipeline> {
+    const writer = await EventsWriter.open(options.eventsPath);
     const decoder = new EventDecoder((event) => writer.write(event), { cwdOf: machineCwd });
     const reorder = new ReorderBuffer<TraceRecord>(windowSeconds, (record) => decoder.record(record));
     return new RecordPipeline(writer, decoder, reorder);
