@@ -745,7 +745,7 @@ static void arm(unsigned long long cgroup, unsigned level, const char *path, str
 
 static void disarm(struct ring_buffer *rb) {
   if (!armed) {
-    fprintf(stdout, "{\"ctl\":\"disarmed\",\"lost\":0}\n");
+    fprintf(stdout, "{\"ctl\":\"disarmed\",\"lost\":0,\"confirmed\":true}\n");
     return;
   }
   __atomic_store_n(&skel->bss->armed_cgroup, 0, __ATOMIC_SEQ_CST);

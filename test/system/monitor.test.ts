@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
   let outsider: RunResult;
   let longArgv: RunResult;
   let longLink: RunResult;
+  let sleeperPid: number;
 
   const ofOp = <K extends TraceRecord['op']>(op: K, pid?: number): Of<K>[] =>
     records.filter((r): r is Of<K> => r.op === op && (pid === undefined || r.tid === pid));
@@ -61,7 +63,12 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
     longLink = await runInCgroup(cgroup.path, ['ln', '-s', 'y'.repeat(4000), join(work, 'l'.repeat(200))]);
     outsider = await runInCgroup(null, [statics['monitor-openat-count']!, '10', '/etc/hostname']);
+    // Still asleep when the session ends.
+    const sleeper = spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec sleep 30', cgroup.path], { stdio: 'ignore' });
+    sleeperPid = sleeper.pid!;
+    await new Promise((resolve) => setTimeout(resolve, 500));
     ({ lost } = await monitor.disarm());
+    sleeper.kill('SIGKILL');
   });
 
   after(async () => {
@@ -154,6 +161,15 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     assert.equal(longLink.code, 0, longLink.stderr);
     const link = ofOp('link', longLink.pid).find((r) => r.api === 'symlinkat' || r.api === 'symlink');
     assert.deepEqual(link && [link.target, link.path, link.ret], ['y'.repeat(4000), join(work, 'l'.repeat(200)), 0]);
+  });
+
+  it('at the end of a session, reports the sleeps still going on and the counts of processes still running', () => {
+    const sleep = ofOp('sleep', sleeperPid).map((r) => [r.api, r.seconds, r.ret]);
+    assert.deepEqual(sleep, [['clock_nanosleep', 30, -4]], 'interrupted (EINTR) by the end of the analysis');
+    const counts = ofOp('counts').filter((r) => r.pid === sleeperPid);
+    assert.equal(counts.length, 1);
+    assert.equal(counts[0]!.counts.clock_nanosleep, 1);
+    assert.deepEqual(ofOp('exit', sleeperPid), []);
   });
 
   it('records nothing of processes outside the cgroup', () => {
