@@ -138,9 +138,13 @@ struct {
   __type(value, struct counts);
 } counts SEC(".maps");
 
+/*
+ * Walked whole at every process exit (bpf_for_each_map_elem): kept small. A total that finds no room
+ * is counted as a drop.
+ */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
+  __uint(max_entries, 8192);
   __type(key, struct fd_key);
   __type(value, __u64);
 } writes SEC(".maps");

@@ -702,8 +702,8 @@ static void flush_totals(void) {
     bpf_map_delete_elem(fd, &pids[i]);
   }
   fd = bpf_map__fd(skel->maps.writes);
-  static struct fd_key fds[65536];
-  count = map_keys(fd, fds, sizeof(fds[0]), 65536);
+  static struct fd_key fds[8192];
+  count = map_keys(fd, fds, sizeof(fds[0]), 8192);
   for (size_t i = 0; i < count; i++) {
     __u64 bytes;
     if (bpf_map_lookup_elem(fd, &fds[i], &bytes) == 0 && bytes > 0) write_total_record(&h, fds[i].tgid, fds[i].tgid, fds[i].fd, bytes);
