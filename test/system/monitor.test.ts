@@ -126,6 +126,18 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     assert.ok(ofOp('rename_task', calls.pid).some((r) => r.name === 'calls-renamed'));
   });
 
+  it('records mount attempts and capability changes with their arguments', () => {
+    const call = (api: string) => ofOp('call', calls.pid).find((r) => r.api === api);
+    assert.deepEqual(call('mount')?.args, { source: 'none', target: '/nonexistent-nestbox-mount', filesystemtype: 'tmpfs', mountflags: 2 });
+    assert.equal(call('mount')?.ret, -2);
+    assert.deepEqual(call('umount2')?.args, { target: '/nonexistent-nestbox-mount', flags: 2 });
+    const capset = call('capset');
+    assert.equal(capset?.ret, 0);
+    assert.equal(capset.args.version, 0x20080522);
+    assert.equal(capset.args.pid, 0);
+    assert.equal(typeof capset.args.effective, 'number');
+  });
+
   it('records sleeps with their length: nanosleep, clock_nanosleep, alarm, timerfd', () => {
     const sleeps = ofOp('sleep', calls.pid).map((r) => [r.api, Math.round(r.seconds * 1000) / 1000, r.ret]);
     assert.deepEqual(sleeps, [
