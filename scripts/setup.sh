@@ -22,8 +22,10 @@ $want_tests && packages+=(dnsutils curl iputils-ping tshark)
 packages+=(qemu-system-x86 qemu-utils cpio e2fsprogs xz-utils)
 # Service: processing runs YARA rules with the yara CLI.
 packages+=(yara)
-# Service: the behaviour tracer (bpftrace on tracepoints; strace where eBPF does not work).
-packages+=(bpftrace strace)
+# Service: the behaviour tracer, nestbox's eBPF monitor (native/monitor: clang, bpftool, libbpf, libelf,
+# zlib); strace where eBPF does not work. bpftrace: the benchmark compares the monitor with it.
+packages+=(clang bpftool libbpf-dev libelf-dev zlib1g-dev strace)
+$want_tests && packages+=(bpftrace)
 # Tests: processing compares with binutils, python3-pefile, mingw-built and osslsigncode-signed PEs; busybox pings.
 $want_tests && packages+=(binutils gcc-mingw-w64-x86-64 python3-pefile osslsigncode busybox)
 # Tests: PostgreSQL for the shared-queue mode.
@@ -81,6 +83,14 @@ build() {
   touch "$stamp"
 }
 
+# The eBPF monitor, built against this kernel (a second or two once; cached in /var/lib/nestbox/monitor).
+# A host without BTF cannot build it: the service then traces with strace.
+prepare_monitor() {
+  [[ -e /sys/kernel/btf/vmlinux ]] || { log "no kernel BTF: the eBPF monitor is not built (strace will trace)"; return 0; }
+  log "building the eBPF monitor"
+  as_root node dist/src/machinery/host/tracer/monitor-build.js >/dev/null
+}
+
 # The linux machines' guest root (debootstrap, about 2 minutes and 1 GB once; cached in /var/lib/nestbox).
 prepare_guest() {
   log "preparing the linux guest root"
@@ -97,4 +107,5 @@ install_packages "${packages[@]}"
 check_node
 install_modules
 build
+prepare_monitor
 if $want_tests; then prepare_guest; prepare_qemu_image; fi

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { BehaviorEvent } from '../../src/report/events.js';
-import { BpftraceProgram } from '../../src/machinery/host/tracer/index.js';
+import { MonitorProgram } from '../../src/machinery/host/tracer/index.js';
 import { createTestCgroup, ofKind, readEvents, runInCgroup, type TestCgroup } from '../fixtures/tracer-harness.js';
 
 /**
@@ -18,11 +18,11 @@ describe('one eBPF program serving analysis after analysis', { timeout: 240_000 
   const log = pino({ level: 'silent' });
   const cgroups: TestCgroup[] = [];
   let work: string;
-  let program: BpftraceProgram;
+  let program: MonitorProgram;
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'nestbox-tracer-reuse-'));
-    program = await BpftraceProgram.launch(log);
+    program = await MonitorProgram.launch(log);
   });
 
   after(async () => {

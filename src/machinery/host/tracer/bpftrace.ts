@@ -1,21 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { BehaviorEvent } from '../../../report/events.js';
 import { unavailable } from '../../../errors.js';
 import type { TracerOptions, TracerSession } from '../contracts.js';
 import { BpftraceOutputParser, type BpftraceOutput } from './bpftrace-output.js';
 import { BPFTRACE_STRLEN, bpftraceScript, tracepointsOf } from './bpftrace-script.js';
-import { EventsWriter } from './events-writer.js';
 import { FileTail } from './file-tail.js';
-import { ReorderBuffer } from './reorder-buffer.js';
-import { sampleDecoder } from './sample-scope.js';
+import { RecordPipeline } from './record-pipeline.js';
 import { availableEvents, ensureTracefs, syscallTracepoints, TRACEFS } from './tracefs.js';
 import type { TraceRecord } from './trace-records.js';
 
@@ -32,9 +29,8 @@ const MAP_KEYS_MAX = 65536;
 const LAUNCH_TIMEOUT_MS = 120_000;
 const ARM_TIMEOUT_MS = 10_000;
 const DRAIN_TIMEOUT_MS = 10_000;
-/** How far apart in time records of different CPUs can arrive (see reorder-buffer.ts); how often the file is written. */
+/** How far apart in time records of different CPUs can arrive (see reorder-buffer.ts). */
 const REORDER_WINDOW_SECONDS = 3;
-const FLUSH_INTERVAL_MS = 200;
 /**
  * bpftrace writes its output in blocks (`-B full`): a write per line cost it a third of its time.
  * Control records carry this much padding, more than a block, so they are read at once.
@@ -172,44 +168,32 @@ export class BpftraceProgram {
     this.dumped = false;
     this.armedCgroup = null;
     const cgroupId = (await stat(options.cgroupV2Path, { bigint: true })).ino;
-    const writer = await EventsWriter.open(options.eventsPath);
-    const sandboxed = options.sample !== undefined;
-    const decoder = sampleDecoder((event) => writer.write(event), options.sample, { belowInit: false, cwdOf: (pid) => machineCwd(pid, sandboxed) });
-    const reorder = new ReorderBuffer<TraceRecord>(REORDER_WINDOW_SECONDS, (record) => decoder.record(record));
-    this.consumer = (record) => reorder.push(record);
+    const pipeline = await RecordPipeline.open(options, REORDER_WINDOW_SECONDS);
+    this.consumer = (record) => pipeline.push(record);
     try {
       await this.until(() => this.armedCgroup === cgroupId, ARM_TIMEOUT_MS, () => this.sendArm(cgroupId));
     } catch (error) {
-      await writer.close();
+      await pipeline.close(this.toEpoch(process.hrtime.bigint()));
       await this.discard();
       throw error;
     }
-    // The cgroup's host path is no business of the report's.
-    writer.write(info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes on the ${sandboxed ? "sample's" : "sandbox's"} cgroup`));
-    const timer = setInterval(() => {
-      reorder.releaseSettled();
-      writer.flush();
-    }, FLUSH_INTERVAL_MS);
+    pipeline.info(this.toEpoch(process.hrtime.bigint()), `bpftrace: ${this.probes} probes`);
     let stopping: Promise<{ lost: number }> | null = null;
     const stop = async () => {
       const drained = await this.drain();
       const dumped = await this.dumpTotals();
       // A program that could not confirm it said everything (or forgot the sandbox) serves no other.
       if (!drained || !dumped) await this.discard();
-      clearInterval(timer);
       this.parser.end();
       this.consumer = null;
       this.armedCgroup = null;
       this.armed = false;
-      reorder.releaseAll();
-      const now = this.toEpoch(process.hrtime.bigint());
-      decoder.finish(now);
+      let message: string | undefined;
       if (this.exit?.early) {
-        const message = `bpftrace ended early (${this.exit.signal ?? this.exit.code}): ${this.stderrTail()}`;
+        message = `bpftrace ended early (${this.exit.signal ?? this.exit.code}): ${this.stderrTail()}`;
         this.log.error({ cgroup: options.cgroupV2Path, exit: this.exit }, message);
-        writer.write(info(now, message));
       }
-      await writer.close();
+      await pipeline.close(this.toEpoch(process.hrtime.bigint()), message);
       return { lost: this.lost };
     };
     return {
@@ -416,25 +400,4 @@ function parseCpuList(text: string): number[] {
       const [from, to = from] = range.split('-').map(Number) as [number, number?];
       return Array.from({ length: to - from + 1 }, (_, i) => from + i);
     });
-}
-
-function info(ts: number, message: string): BehaviorEvent {
-  return { ts, pid: 0, ppid: 0, tid: 0, comm: '', kind: 'tracer.info', tracer: 'ebpf', message };
-}
-
-/**
- * A process's current directory as it sees it: relative to its own root (the sandbox's), not the host's.
- * `sandboxed`: the process runs in a sandbox, so a process whose root is the host's is another one that
- * took the pid since (it is read after the reorder window), whose directory is a host path.
- */
-function machineCwd(pid: number, sandboxed: boolean): string | null {
-  try {
-    const cwd = readlinkSync(`/proc/${pid}/cwd`);
-    const root = readlinkSync(`/proc/${pid}/root`);
-    if (root === '/') return sandboxed ? null : cwd;
-    if (cwd === root) return '/';
-    return cwd.startsWith(`${root}/`) ? cwd.slice(root.length) : null;
-  } catch {
-    return null;
-  }
 }

@@ -1,10 +1,11 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const CHUNK = 1 << 20;
 
 /**
- * Follows a file another process is writing, line by line (one char per byte), like `tail -f`.
+ * Follows a file another process is writing, line by line (one char per byte, or UTF-8), like `tail -f`.
  * bpftrace writes its output to a file rather than a pipe so that it never waits for us: a pipe that
  * fills while we are busy stops bpftrace from emptying the kernel's buffers, which then drop events.
  */
@@ -14,17 +15,21 @@ export class FileTail {
   private readonly stopping = new AbortController();
   private readonly buffer = Buffer.allocUnsafe(CHUNK);
   private readonly loop: Promise<void>;
+  /** Keeps a character split between two reads whole. */
+  private readonly decoder: StringDecoder;
 
   private constructor(
     private readonly file: FileHandle,
     private readonly onLine: (line: string) => void,
     private readonly idleMs: number,
+    encoding: 'latin1' | 'utf8',
   ) {
+    this.decoder = new StringDecoder(encoding);
     this.loop = this.follow();
   }
 
-  static async open(path: string, onLine: (line: string) => void, idleMs = 10): Promise<FileTail> {
-    return new FileTail(await open(path, 'r'), onLine, idleMs);
+  static async open(path: string, onLine: (line: string) => void, idleMs = 10, encoding: 'latin1' | 'utf8' = 'latin1'): Promise<FileTail> {
+    return new FileTail(await open(path, 'r'), onLine, idleMs, encoding);
   }
 
   get bytesRead(): number {
@@ -54,7 +59,7 @@ export class FileTail {
     const { bytesRead } = await this.file.read(buffer, 0, CHUNK, this.position);
     if (bytesRead === 0) return 0;
     this.position += bytesRead;
-    const lines = (this.partial + buffer.toString('latin1', 0, bytesRead)).split('\n');
+    const lines = (this.partial + this.decoder.write(buffer.subarray(0, bytesRead))).split('\n');
     this.partial = lines.pop()!;
     for (const line of lines) this.onLine(line);
     return bytesRead;

@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nestbox's monitor, kernel side: follows every task of one cgroup (v2) through tracepoints only
+ * (raw_syscalls, sched, task_rename: the hosts nestbox runs on may have no kprobes or fentry).
+ *
+ * - Every system call is counted per process, in the kernel (`counts`), and sent when the process exits.
+ * - The calls that matter are decoded: their arguments are kept at entry (`pending`), and at exit the
+ *   record is built with the strings and buffers they point to (read then, when the kernel has just
+ *   paged them in) and sent through one ring buffer.
+ * - Writes are summed per (process, descriptor) and sent once, when the descriptor is closed or
+ *   replaced, or the process exits.
+ * - The ring buffer wakes the loader only when much is waiting: the loader also polls it, so a record
+ *   costs the traced program no wake-up. A record that does not fit is counted in `drops`.
+ *
+ * The loader arms it by writing the cgroup's id and level into `armed_cgroup`/`armed_level`; `gen`
+ * numbers the sessions, so that what a thread left in the maps in an earlier one is ignored.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <asm/unistd_64.h>
+#include "monitor.h"
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+#define TS_COMPAT 0x0002
+#define CLONE_THREAD 0x00010000
+#define PROT_EXEC 0x4
+#define F_DUPFD 0
+#define F_DUPFD_CLOEXEC 1030
+#define PR_SET_NAME 15
+#define S_IFMT 0170000
+#define S_IFSOCK 0140000
+
+char LICENSE[] SEC("license") = "GPL";
+
+__u64 armed_cgroup = 0;
+__u32 armed_level = 0;
+__u32 gen = 0;
+/* Wake the loader when this much is waiting in the ring buffer (set before loading). */
+const volatile __u64 wake_bytes = 1 << 20;
+
+/* What a call does at entry: 1 its arguments are kept for the exit, 2 it is recorded at entry. */
+#define AT_EXIT 1
+#define AT_ENTRY 2
+
+static const __u8 decoded[NR_TABLE] = {
+  [__NR_read] = AT_EXIT, [__NR_write] = AT_EXIT, [__NR_readv] = AT_EXIT, [__NR_writev] = AT_EXIT,
+  [__NR_pwrite64] = AT_EXIT, [__NR_pwritev] = AT_EXIT, [__NR_pwritev2] = AT_EXIT,
+  [__NR_open] = AT_EXIT, [__NR_openat] = AT_EXIT, [__NR_openat2] = AT_EXIT, [__NR_creat] = AT_EXIT,
+  [__NR_close] = AT_ENTRY,
+  [__NR_mmap] = AT_EXIT, [__NR_mprotect] = AT_EXIT, [__NR_memfd_create] = AT_EXIT,
+  [__NR_pipe] = AT_EXIT, [__NR_pipe2] = AT_EXIT, [__NR_socketpair] = AT_EXIT,
+  [__NR_dup] = AT_EXIT, [__NR_dup2] = AT_EXIT, [__NR_dup3] = AT_EXIT, [__NR_fcntl] = AT_EXIT,
+  [__NR_nanosleep] = AT_EXIT, [__NR_clock_nanosleep] = AT_EXIT, [__NR_alarm] = AT_EXIT,
+  [__NR_timerfd_settime] = AT_EXIT,
+  [__NR_clone] = AT_EXIT, [__NR_clone3] = AT_EXIT, [__NR_fork] = AT_EXIT, [__NR_vfork] = AT_EXIT,
+  [__NR_execve] = AT_EXIT, [__NR_execveat] = AT_EXIT, [__NR_exit] = AT_EXIT, [__NR_exit_group] = AT_EXIT,
+  [__NR_kill] = AT_EXIT, [__NR_tkill] = AT_EXIT, [__NR_tgkill] = AT_EXIT,
+  [__NR_setsid] = AT_EXIT, [__NR_setpgid] = AT_EXIT, [__NR_prctl] = AT_EXIT, [__NR_capset] = AT_EXIT,
+  [__NR_setuid] = AT_EXIT, [__NR_setgid] = AT_EXIT, [__NR_setreuid] = AT_EXIT, [__NR_setregid] = AT_EXIT,
+  [__NR_setresuid] = AT_EXIT, [__NR_setresgid] = AT_EXIT, [__NR_setfsuid] = AT_EXIT, [__NR_setfsgid] = AT_EXIT,
+  [__NR_socket] = AT_EXIT, [__NR_connect] = AT_EXIT, [__NR_bind] = AT_EXIT, [__NR_listen] = AT_EXIT,
+  [__NR_accept] = AT_EXIT, [__NR_accept4] = AT_EXIT, [__NR_sendto] = AT_EXIT, [__NR_recvfrom] = AT_EXIT,
+  [__NR_sendmsg] = AT_EXIT, [__NR_recvmsg] = AT_EXIT,
+  [__NR_truncate] = AT_EXIT, [__NR_ftruncate] = AT_EXIT, [__NR_getdents] = AT_EXIT, [__NR_getdents64] = AT_EXIT,
+  [__NR_chdir] = AT_EXIT, [__NR_fchdir] = AT_EXIT,
+  [__NR_rename] = AT_EXIT, [__NR_renameat] = AT_EXIT, [__NR_renameat2] = AT_EXIT,
+  [__NR_unlink] = AT_EXIT, [__NR_unlinkat] = AT_EXIT, [__NR_rmdir] = AT_EXIT,
+  [__NR_mkdir] = AT_EXIT, [__NR_mkdirat] = AT_EXIT,
+  [__NR_chmod] = AT_EXIT, [__NR_fchmod] = AT_EXIT, [__NR_fchmodat] = AT_EXIT, [__NR_fchmodat2] = AT_EXIT,
+  [__NR_chown] = AT_EXIT, [__NR_fchown] = AT_EXIT, [__NR_lchown] = AT_EXIT, [__NR_fchownat] = AT_EXIT,
+  [__NR_link] = AT_EXIT, [__NR_linkat] = AT_EXIT, [__NR_symlink] = AT_EXIT, [__NR_symlinkat] = AT_EXIT,
+  [__NR_ptrace] = AT_EXIT, [__NR_init_module] = AT_EXIT, [__NR_finit_module] = AT_EXIT,
+  [__NR_delete_module] = AT_EXIT, [__NR_mount] = AT_EXIT, [__NR_umount2] = AT_EXIT,
+};
+
+struct pending {
+  __u32 nr;
+  __u32 gen;
+  __u64 ts;
+  __u64 args[6];
+  __u64 extra[2];
+};
+
+struct counts {
+  __u32 c[COUNT_SLOTS];
+};
+
+static const struct counts zero_counts;
+
+/* Room for the data items, plus one more string or buffer past DATA_MAX (offsets wrap at DATA_MAX). */
+struct scratch {
+  struct syscall_rec r;
+  __u8 data[DATA_MAX + 2 * STR_MAX + 16];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 32 << 20);
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct pending);
+} pending SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, __u32);
+} seen SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, __u32);
+  __type(value, struct counts);
+} counts SEC(".maps");
+
+/*
+ * Walked whole at every process exit (bpf_for_each_map_elem): kept small. A total that finds no room
+ * is counted as a drop.
+ */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 8192);
+  __type(key, struct fd_key);
+  __type(value, __u64);
+} writes SEC(".maps");
+
+/*
+ * A descriptor copy made with fcntl(F_DUPFD), held back: programs such as find copy a directory's
+ * descriptor only to fstat and close it, thousands of times. It is sent before the process's next
+ * record, or forgotten when the copy is closed first, unused (one per process).
+ */
+struct held_dup {
+  __u64 ts;
+  __u32 tid;
+  __s32 oldfd;
+  __s32 newfd;
+  __u32 nr;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, struct held_dup);
+} held SEC(".maps");
+
+/*
+ * Updating a map of maps makes the kernel wait until every BPF program running has finished: after
+ * clearing `armed_cgroup`, the loader updates this one to know that no record of the session is still
+ * being written.
+ */
+struct barrier_inner {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} barrier_inner SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct barrier_inner);
+} barrier SEC(".maps") = {
+  .values = {&barrier_inner},
+};
+
+static __always_inline bool traced(void) {
+  __u64 id = armed_cgroup;
+  if (!id) return false;
+  return bpf_get_current_ancestor_cgroup_id(armed_level) == id;
+}
+
+static __always_inline void dropped(void) {
+  __u32 zero = 0;
+  __u64 *count = bpf_map_lookup_elem(&drops, &zero);
+  if (count) *count += 1;
+}
+
+static __always_inline __u64 wake_flag(void) {
+  return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void emit(void *data, __u64 size) {
+  if (bpf_ringbuf_output(&events, data, size, wake_flag())) dropped();
+}
+
+static __always_inline void header(struct rec_header *h, __u16 kind, __u64 ts, __u32 tid, __u32 tgid, __u16 nr, __u32 size) {
+  h->ts = ts;
+  h->tid = tid;
+  h->tgid = tgid;
+  h->kind = kind;
+  h->nr = nr;
+  h->size = size;
+}
+
+static __always_inline void send_identity(__u64 ts, __u32 tid, __u32 tgid) {
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  struct identity_rec r = {};
+  header(&r.h, REC_IDENTITY, ts, tid, tgid, NO_NR, sizeof(r));
+  r.pid = tgid;
+  r.ppid = BPF_CORE_READ(task, real_parent, tgid);
+  bpf_get_current_comm(r.comm, sizeof(r.comm));
+  emit(&r, sizeof(r));
+}
+
+/* Names the thread (identity record) the first time this session sees it. */
+static __always_inline void identify(__u64 ts, __u32 tid, __u32 tgid) {
+  __u32 *seen_gen = bpf_map_lookup_elem(&seen, &tid);
+  __u32 current = gen;
+  if (seen_gen && *seen_gen == current) return;
+  bpf_map_update_elem(&seen, &tid, &current, BPF_ANY);
+  send_identity(ts, tid, tgid);
+}
+
+static __always_inline void send_write_total(__u64 ts, __u32 tid, struct fd_key *key, __u64 bytes) {
+  struct write_total_rec r = {};
+  header(&r.h, REC_WRITE_TOTAL, ts, tid, key->tgid, NO_NR, sizeof(r));
+  r.fd = key->fd;
+  r.bytes = bytes;
+  emit(&r, sizeof(r));
+}
+
+/* Sends what was written through `fd` so far, before the number is closed or reused. */
+static __always_inline void flush_writes(__u64 ts, __u32 tid, __u32 tgid, __s32 fd) {
+  struct fd_key key = {.tgid = tgid, .fd = fd};
+  __u64 *bytes = bpf_map_lookup_elem(&writes, &key);
+  if (!bytes) return;
+  send_write_total(ts, tid, &key, *bytes);
+  bpf_map_delete_elem(&writes, &key);
+}
+
+/* Sends the process's held descriptor copy, if any. */
+static __always_inline void flush_held(__u32 tgid) {
+  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
+  if (!dup) return;
+  struct {
+    struct syscall_rec r;
+  } rec = {};
+  header(&rec.r.h, REC_SYSCALL, dup->ts, dup->tid, tgid, dup->nr, sizeof(rec));
+  rec.r.ret = dup->newfd;
+  rec.r.args[0] = (__u32)dup->oldfd;
+  rec.r.args[1] = 0;
+  bpf_map_delete_elem(&held, &tgid);
+  emit(&rec, sizeof(rec));
+}
+
+/* Before any record of a thread: its name, the first time, and what its process holds back. */
+static __always_inline void before_record(__u64 ts, __u32 tid, __u32 tgid) {
+  identify(ts, tid, tgid);
+  flush_held(tgid);
+}
+
+static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
+  struct fd_key key = {.tgid = tgid, .fd = fd};
+  __u64 *total = bpf_map_lookup_elem(&writes, &key);
+  if (total) {
+    __sync_fetch_and_add(total, bytes);
+    return;
+  }
+  if (bpf_map_update_elem(&writes, &key, &bytes, BPF_NOEXIST) == 0) return;
+  total = bpf_map_lookup_elem(&writes, &key);
+  if (total) __sync_fetch_and_add(total, bytes);
+  else dropped();
+}
+
+static __always_inline void count(__u32 tgid, long nr, bool compat) {
+  __u32 slot = (nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0);
+  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
+  if (!c) {
+    bpf_map_update_elem(&counts, &tgid, &zero_counts, BPF_NOEXIST);
+    c = bpf_map_lookup_elem(&counts, &tgid);
+    if (!c) {
+      dropped();
+      return;
+    }
+  }
+  __sync_fetch_and_add(&c->c[slot & (COUNT_SLOTS - 1)], 1);
+}
+
+static __always_inline bool is_socket(struct task_struct *task, __u64 fd) {
+  struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+  if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds)) return false;
+  struct file **fds = BPF_CORE_READ(fdt, fd);
+  struct file *file = NULL;
+  bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+  if (!file) return false;
+  umode_t mode = BPF_CORE_READ(file, f_inode, i_mode);
+  return (mode & S_IFMT) == S_IFSOCK;
+}
+
+/* A timespec at `ptr`, read at entry into the pending call's extra numbers. */
+static __always_inline void read_timespec(__u64 ptr, __u64 extra[2]) {
+  if (ptr) bpf_probe_read_user(extra, 16, (void *)ptr);
+}
+
+static __always_inline void send_close(__u64 ts, __u32 tid, __u32 tgid, __u64 fd) {
+  // A held copy closed before anything used it: neither is worth a record.
+  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
+  struct fd_key key = {.tgid = tgid, .fd = (__s32)fd};
+  if (dup && dup->newfd == (__s32)fd && !bpf_map_lookup_elem(&writes, &key)) {
+    bpf_map_delete_elem(&held, &tgid);
+    return;
+  }
+  __u32 zero = 0;
+  struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return;
+  before_record(ts, tid, tgid);
+  flush_writes(ts, tid, tgid, (__s32)fd);
+  header(&s->r.h, REC_SYSCALL, ts, tid, tgid, __NR_close, sizeof(s->r));
+  s->r.ret = 0;
+  s->r.args[0] = fd;
+  s->r.extra[0] = 0;
+  s->r.extra[1] = 0;
+  emit(&s->r, sizeof(s->r));
+}
+
+/*
+ * raw_syscalls are attached as raw tracepoints: they run on every system call of the host, and a raw
+ * tracepoint gets the registers as they are, where a perf tracepoint first builds a record of them.
+ */
+SEC("raw_tracepoint/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
+  if (!traced()) return 0;
+  long nr = ctx->args[1];
+  if (nr < 0) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
+  count(tgid, nr, compat);
+  if (compat || nr >= NR_TABLE) return 0;
+  __u8 how = decoded[nr];
+  if (!how) return 0;
+  __u64 ts = bpf_ktime_get_ns();
+  if (how == AT_ENTRY) {
+    send_close(ts, tid, tgid, BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
+    return 0;
+  }
+  struct pending p = {.nr = nr, .gen = gen, .ts = ts};
+  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9.
+  struct pt_regs regs;
+  bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]);
+  p.args[0] = regs.di;
+  p.args[1] = regs.si;
+  p.args[2] = regs.dx;
+  p.args[3] = regs.r10;
+  p.args[4] = regs.r8;
+  p.args[5] = regs.r9;
+  switch (nr) {
+  case __NR_write:
+  case __NR_writev:
+    p.extra[0] = is_socket(task, p.args[0]);
+    break;
+  case __NR_read:
+  case __NR_readv:
+    // Only what is received from sockets is recorded.
+    if (!is_socket(task, p.args[0])) return 0;
+    p.extra[0] = 1;
+    break;
+  case __NR_fcntl:
+    if (p.args[1] != F_DUPFD && p.args[1] != F_DUPFD_CLOEXEC) return 0;
+    break;
+  case __NR_mmap:
+  case __NR_mprotect:
+    if (!(p.args[2] & PROT_EXEC)) return 0;
+    break;
+  case __NR_nanosleep:
+    read_timespec(p.args[0], p.extra);
+    break;
+  case __NR_clock_nanosleep:
+    read_timespec(p.args[2], p.extra);
+    break;
+  case __NR_timerfd_settime:
+    // struct itimerspec: the interval, then the first expiry.
+    if (p.args[2]) read_timespec(p.args[2] + 16, p.extra);
+    break;
+  }
+  bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+  return 0;
+}
+
+/* Appends a string item (without its NUL) at `off`; returns the offset after it. */
+static __always_inline __u32 put_str(struct scratch *s, __u32 off, __u64 ptr) {
+  off &= DATA_MAX - 1;
+  long n = 0;
+  if (ptr) n = bpf_probe_read_user_str(&s->data[off + 2], STR_MAX, (void *)ptr);
+  __u32 len = n > 0 ? (n - 1) & (STR_MAX - 1) : 0;
+  s->data[off] = len & 0xff;
+  s->data[(off + 1) & (DATA_MAX - 1)] = len >> 8;
+  return off + 2 + len;
+}
+
+/* Appends a buffer item of at most `max` (<= STR_MAX) bytes; nothing when it cannot be read. */
+static __always_inline __u32 put_blob(struct scratch *s, __u32 off, __u64 ptr, __s64 len, __u32 max) {
+  off &= DATA_MAX - 1;
+  __u32 n = len <= 0 ? 0 : (len > max ? max : len);
+  // Hidden from the compiler, so that the mask the verifier needs is not optimised away.
+  asm volatile("" : "+r"(n));
+  n &= 2 * STR_MAX - 1;
+  if (!ptr || (n && bpf_probe_read_user(&s->data[off + 2], n, (void *)ptr))) n = 0;
+  s->data[off] = n & 0xff;
+  s->data[(off + 1) & (DATA_MAX - 1)] = n >> 8;
+  return off + 2 + n;
+}
+
+/* A failed exec's argv, read from the caller's array: the strings one after another, each with its NUL. */
+static __always_inline __u32 put_argv(struct scratch *s, __u32 off, __u64 argv) {
+  off &= DATA_MAX - 1;
+  __u32 start = off;
+  off += 2;
+  for (int i = 0; i < 32 && argv; i++) {
+    __u64 arg = 0;
+    if (bpf_probe_read_user(&arg, sizeof(arg), (void *)(argv + i * 8)) || !arg) break;
+    off &= DATA_MAX - 1;
+    long n = bpf_probe_read_user_str(&s->data[off], 256, (void *)arg);
+    if (n <= 0) break;
+    off += n & 511;
+  }
+  __u32 len = (off - start - 2) & 0xffff;
+  s->data[start] = len & 0xff;
+  s->data[(start + 1) & (DATA_MAX - 1)] = len >> 8;
+  return off;
+}
+
+/* The peer address and payload of sendmsg/recvmsg: msg_name, then the first iovec's bytes. */
+static __always_inline __u32 put_msghdr(struct scratch *s, __u32 off, __u64 msg, long ret) {
+  struct user_msghdr hdr = {};
+  if (msg) bpf_probe_read_user(&hdr, sizeof(hdr), (void *)msg);
+  off = put_blob(s, off, (__u64)hdr.msg_name, hdr.msg_namelen, SOCKADDR_MAX);
+  struct iovec iov = {};
+  if (hdr.msg_iov && hdr.msg_iovlen) bpf_probe_read_user(&iov, sizeof(iov), hdr.msg_iov);
+  return put_blob(s, off, (__u64)iov.iov_base, ret < (long)iov.iov_len ? ret : (long)iov.iov_len, PAYLOAD_MAX);
+}
+
+/* write/writev/read/readv on a socket: no address, the payload from the buffer or the first iovec. */
+static __always_inline __u32 put_stream(struct scratch *s, __u32 off, long nr, __u64 buf, long ret) {
+  off = put_blob(s, off, 0, 0, 0);
+  if (nr == __NR_writev || nr == __NR_readv) {
+    struct iovec iov = {};
+    if (buf) bpf_probe_read_user(&iov, sizeof(iov), (void *)buf);
+    return put_blob(s, off, (__u64)iov.iov_base, ret < (long)iov.iov_len ? ret : (long)iov.iov_len, PAYLOAD_MAX);
+  }
+  return put_blob(s, off, buf, ret, PAYLOAD_MAX);
+}
+
+/* The data items of one call (their order is what the loader reads). */
+static __always_inline __u32 put_items(struct scratch *s, long nr, struct pending *p, long ret) {
+  __u64 *a = p->args;
+  __u32 off = 0;
+  switch (nr) {
+  case __NR_open: case __NR_creat: case __NR_chdir: case __NR_unlink: case __NR_rmdir: case __NR_mkdir:
+  case __NR_chmod: case __NR_chown: case __NR_lchown: case __NR_truncate: case __NR_umount2:
+  case __NR_delete_module: case __NR_memfd_create:
+    return put_str(s, off, a[0]);
+  case __NR_openat: case __NR_mkdirat: case __NR_unlinkat: case __NR_fchmodat: case __NR_fchmodat2:
+  case __NR_fchownat:
+    return put_str(s, off, a[1]);
+  case __NR_openat2:
+    off = put_str(s, off, a[1]);
+    return put_blob(s, off, a[2], 16, 16);
+  case __NR_rename: case __NR_link: case __NR_symlink:
+    off = put_str(s, off, a[0]);
+    return put_str(s, off, a[1]);
+  case __NR_renameat: case __NR_renameat2: case __NR_linkat:
+    off = put_str(s, off, a[1]);
+    return put_str(s, off, a[3]);
+  case __NR_symlinkat:
+    off = put_str(s, off, a[0]);
+    return put_str(s, off, a[2]);
+  case __NR_execve:
+    off = put_str(s, off, a[0]);
+    return put_argv(s, off, a[1]);
+  case __NR_execveat:
+    off = put_str(s, off, a[1]);
+    return put_argv(s, off, a[2]);
+  case __NR_connect: case __NR_bind:
+    return put_blob(s, off, a[1], a[2], SOCKADDR_MAX);
+  case __NR_sendto:
+    off = put_blob(s, off, a[4], a[5], SOCKADDR_MAX);
+    return put_blob(s, off, a[1], ret, PAYLOAD_MAX);
+  case __NR_recvfrom: {
+    __u32 addrlen = 0;
+    if (a[5]) bpf_probe_read_user(&addrlen, sizeof(addrlen), (void *)a[5]);
+    off = put_blob(s, off, a[4], addrlen, SOCKADDR_MAX);
+    return put_blob(s, off, a[1], ret, PAYLOAD_MAX);
+  }
+  case __NR_sendmsg: case __NR_recvmsg:
+    return put_msghdr(s, off, a[1], ret);
+  case __NR_write: case __NR_writev: case __NR_read: case __NR_readv:
+    return put_stream(s, off, nr, a[1], ret);
+  case __NR_mount:
+    off = put_str(s, off, a[0]);
+    off = put_str(s, off, a[1]);
+    return put_str(s, off, a[2]);
+  case __NR_prctl:
+    return a[0] == PR_SET_NAME ? put_str(s, off, a[1]) : off;
+  case __NR_capset:
+    off = put_blob(s, off, a[0], 8, 8);
+    return put_blob(s, off, a[1], 12, 12);
+  }
+  return off;
+}
+
+/* The descriptors a call made: what was written through their numbers before is sent first. */
+static __always_inline void flush_made(__u64 ts, __u32 tid, __u32 tgid, long nr, struct pending *p, long ret) {
+  switch (nr) {
+  case __NR_open: case __NR_openat: case __NR_openat2: case __NR_creat: case __NR_socket:
+  case __NR_accept: case __NR_accept4: case __NR_memfd_create: case __NR_dup: case __NR_dup2:
+  case __NR_dup3: case __NR_fcntl:
+    if (ret >= 0) flush_writes(ts, tid, tgid, (__s32)ret);
+    return;
+  case __NR_pipe: case __NR_pipe2: case __NR_socketpair: {
+    __s32 fds[2] = {-1, -1};
+    if (ret == 0) bpf_probe_read_user(fds, sizeof(fds), (void *)p->args[nr == __NR_socketpair ? 3 : 0]);
+    p->extra[0] = (__u32)fds[0];
+    p->extra[1] = (__u32)fds[1];
+    if (fds[0] >= 0) flush_writes(ts, tid, tgid, fds[0]);
+    if (fds[1] >= 0) flush_writes(ts, tid, tgid, fds[1]);
+    return;
+  }
+  }
+}
+
+static __always_inline void on_return(long nr, struct pending *p, long ret, __u32 tid, __u32 tgid) {
+  switch (nr) {
+  case __NR_write: case __NR_writev: case __NR_pwrite64: case __NR_pwritev: case __NR_pwritev2:
+    if (!p->extra[0]) {
+      if (ret > 0) add_written(tgid, (__s32)p->args[0], ret);
+      return;
+    }
+    break;
+  case __NR_clone: case __NR_clone3: case __NR_fork: case __NR_vfork:
+    // Recorded as the process is made (sched_process_fork), before the child runs.
+    return;
+  case __NR_execve: case __NR_execveat:
+    // A successful exec is recorded with the new program (sched_process_exec).
+    if (ret >= 0) return;
+    break;
+  case __NR_getdents: case __NR_getdents64:
+    // The end of a directory is no news.
+    if (ret == 0) return;
+    break;
+  case __NR_fcntl:
+    if (ret >= 0) {
+      __u64 now = bpf_ktime_get_ns();
+      before_record(now, tid, tgid);
+      flush_writes(now, tid, tgid, (__s32)ret);
+      struct held_dup dup = {.ts = now, .tid = tid, .oldfd = (__s32)p->args[0], .newfd = (__s32)ret, .nr = nr};
+      bpf_map_update_elem(&held, &tgid, &dup, BPF_ANY);
+      return;
+    }
+    break;
+  }
+  __u32 zero = 0;
+  struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return;
+  __u64 ts = bpf_ktime_get_ns();
+  before_record(ts, tid, tgid);
+  flush_made(ts, tid, tgid, nr, p, ret);
+  __u32 size = sizeof(s->r) + put_items(s, nr, p, ret);
+  // Hidden from the compiler, so that the bound the verifier needs is not optimised away.
+  asm volatile("" : "+r"(size));
+  if (size > sizeof(*s)) size = sizeof(*s);
+  header(&s->r.h, REC_SYSCALL, ts, tid, tgid, nr, size);
+  s->r.ret = ret;
+  for (int i = 0; i < 6; i++) s->r.args[i] = p->args[i];
+  s->r.extra[0] = p->extra[0];
+  s->r.extra[1] = p->extra[1];
+  emit(s, size);
+}
+
+SEC("raw_tracepoint/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
+  long nr = BPF_CORE_READ((struct pt_regs *)ctx->args[0], orig_ax);
+  // Calls that are only counted cost one array read here.
+  if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
+  if (!traced()) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+  if (!p) return 0;
+  if (p->nr == nr && p->gen == gen) on_return(nr, p, (long)ctx->args[1], tid, tgid);
+  bpf_map_delete_elem(&pending, &tid);
+  return 0;
+}
+
+/* The call a thread is in, when this session saw it enter. */
+static __always_inline __u16 current_call(__u32 tid, struct pending **out) {
+  struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+  if (!p || p->gen != gen) return NO_NR;
+  if (out) *out = p;
+  return p->nr;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int process_fork(struct trace_event_raw_sched_process_fork *ctx) {
+  if (!traced()) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  struct pending *p = NULL;
+  __u16 nr = current_call(tid, &p);
+  __u64 flags = 0;
+  if (p && nr == __NR_clone) flags = p->args[0];
+  else if (p && nr == __NR_clone3 && p->args[0]) bpf_probe_read_user(&flags, sizeof(flags), (void *)p->args[0]);
+  if (flags & CLONE_THREAD) return 0;
+  __u64 ts = bpf_ktime_get_ns();
+  before_record(ts, tid, tgid);
+  struct fork_rec r = {};
+  header(&r.h, REC_FORK, ts, tid, tgid, nr, sizeof(r));
+  r.child = ctx->child_pid;
+  emit(&r, sizeof(r));
+  return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
+  if (!traced()) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  __u32 zero = 0;
+  struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return 0;
+  __u16 nr = current_call(ctx->old_pid, NULL);
+  __u64 ts = bpf_ktime_get_ns();
+  flush_held(tgid);
+  // The thread has a new name and program: named again.
+  __u32 current = gen;
+  bpf_map_update_elem(&seen, &tid, &current, BPF_ANY);
+  send_identity(ts, tid, tgid);
+
+  __u32 off = 0;
+  unsigned short loc = ctx->__data_loc_filename & 0xffff;
+  long n = bpf_probe_read_kernel_str(&s->data[2], STR_MAX, (void *)ctx + loc);
+  __u32 len = n > 0 ? (n - 1) & (STR_MAX - 1) : 0;
+  s->data[0] = len & 0xff;
+  s->data[1] = len >> 8;
+  off = 2 + len;
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  __u64 start = BPF_CORE_READ(task, mm, arg_start);
+  __u64 end = BPF_CORE_READ(task, mm, arg_end);
+  off = put_blob(s, off, start, end - start, ARGV_MAX);
+  __u32 size = sizeof(struct exec_rec) + off;
+  asm volatile("" : "+r"(size));
+  if (size > sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec)) size = sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec);
+  // The exec record's items start right after its header: moved there from the syscall layout.
+  struct exec_rec *r = (struct exec_rec *)((__u8 *)s->data - sizeof(struct exec_rec));
+  header(&r->h, REC_EXEC, ts, tid, tgid, nr, size);
+  emit(r, size);
+  return 0;
+}
+
+struct flush_ctx {
+  __u64 ts;
+  __u32 tid;
+  __u32 tgid;
+};
+
+static long flush_one(struct bpf_map *map, struct fd_key *key, __u64 *bytes, struct flush_ctx *c) {
+  if (key->tgid != c->tgid) return 0;
+  send_write_total(c->ts, c->tid, key, *bytes);
+  bpf_map_delete_elem(map, key);
+  return 0;
+}
+
+static __always_inline void send_counts(__u64 ts, __u32 tid, __u32 tgid) {
+  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
+  if (!c) return;
+  struct counts_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+  if (!r) {
+    dropped();
+  } else {
+    header(&r->h, REC_COUNTS, ts, tid, tgid, NO_NR, sizeof(*r));
+    bpf_probe_read_kernel(r->counts, sizeof(r->counts), c->c);
+    bpf_ringbuf_submit(r, wake_flag());
+  }
+  bpf_map_delete_elem(&counts, &tgid);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int process_exit(struct trace_event_raw_sched_process_exit *ctx) {
+  if (!traced()) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  if (ctx->group_dead) {
+    __u64 ts = bpf_ktime_get_ns();
+    __u16 nr = current_call(tid, NULL);
+    before_record(ts, tid, tgid);
+    struct flush_ctx c = {.ts = ts, .tid = tid, .tgid = tgid};
+    bpf_for_each_map_elem(&writes, flush_one, &c, 0);
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct exit_rec r = {};
+    header(&r.h, REC_EXIT, ts, tid, tgid, nr, sizeof(r));
+    r.status = BPF_CORE_READ(task, exit_code);
+    emit(&r, sizeof(r));
+    send_counts(ts, tid, tgid);
+  }
+  bpf_map_delete_elem(&pending, &tid);
+  bpf_map_delete_elem(&seen, &tid);
+  return 0;
+}
+
+SEC("tracepoint/task/task_rename")
+int task_rename(struct trace_event_raw_task_rename *ctx) {
+  if (!traced()) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+  // The kernel naming a new program is no rename by the program.
+  __u16 nr = current_call(tid, NULL);
+  if (nr == __NR_execve || nr == __NR_execveat) return 0;
+  __u64 ts = bpf_ktime_get_ns();
+  before_record(ts, tid, tgid);
+  struct rename_rec r = {};
+  header(&r.h, REC_RENAME, ts, tid, tgid, nr, sizeof(r));
+  r.target = ctx->pid;
+  bpf_probe_read_kernel_str(r.comm, sizeof(r.comm), ctx->newcomm);
+  emit(&r, sizeof(r));
+  return 0;
+}

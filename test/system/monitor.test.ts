@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { MonitorLoader } from '../../src/machinery/host/tracer/index.js';
+import type { TraceRecord } from '../../src/machinery/host/tracer/trace-records.js';
+import { compileFixtures, createTestCgroup, runInCgroup, type RunResult, type TestCgroup } from '../fixtures/tracer-harness.js';
+
+const OPENATS = 200_000;
+const LOGIN = '{"id":1,"method":"login","params":{"login":"nestbox-wallet","pass":"x"}}\n';
+const ANSWER = '{"id":1,"result":{"status":"OK"}}\n';
+
+type Of<K extends TraceRecord['op']> = TraceRecord & { op: K };
+
+/**
+ * nestbox's monitor (native/monitor) itself: its records as the loader writes them, for real programs
+ * in a real cgroup: exact per-process counts, payloads, descriptor moves, daemonizing and sleeps.
+ */
+describe('the monitor: records of a cgroup, straight from the loader', { timeout: 300_000 }, () => {
+  const log = pino({ level: 'silent' });
+  let work: string;
+  let cgroup: TestCgroup;
+  let monitor: MonitorLoader;
+  let server: Server;
+  let received = '';
+  const records: TraceRecord[] = [];
+  let lost: number;
+  let counter: RunResult;
+  let calls: RunResult;
+  let outsider: RunResult;
+  let longArgv: RunResult;
+  let longLink: RunResult;
+  let sleeperPid: number;
+
+  const ofOp = <K extends TraceRecord['op']>(op: K, pid?: number): Of<K>[] =>
+    records.filter((r): r is Of<K> => r.op === op && (pid === undefined || r.tid === pid));
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'nestbox-monitor-test-'));
+    const [plain, statics] = await Promise.all([
+      compileFixtures(['monitor-calls'], work),
+      compileFixtures(['monitor-openat-count'], work, ['-static']),
+    ]);
+    cgroup = await createTestCgroup();
+    server = createServer((socket) => {
+      socket.on('data', (chunk) => {
+        received += chunk.toString();
+        if (received.includes('login')) socket.write(ANSWER);
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+
+    monitor = await MonitorLoader.launch(log);
+    await monitor.arm(cgroup.path, (record) => records.push(record));
+    counter = await runInCgroup(cgroup.path, [statics['monitor-openat-count']!, String(OPENATS), '/etc/hostname']);
+    calls = await runInCgroup(cgroup.path, [plain['monitor-calls']!, String(port)]);
+    longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
+    longLink = await runInCgroup(cgroup.path, ['ln', '-s', 'y'.repeat(4000), join(work, 'l'.repeat(200))]);
+    outsider = await runInCgroup(null, [statics['monitor-openat-count']!, '10', '/etc/hostname']);
+    // Still asleep when the session ends.
+    const sleeper = spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec sleep 30', cgroup.path], { stdio: 'ignore' });
+    sleeperPid = sleeper.pid!;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    ({ lost } = await monitor.disarm());
+    sleeper.kill('SIGKILL');
+  });
+
+  after(async () => {
+    await monitor?.discard();
+    await cgroup?.remove();
+    await new Promise((resolve) => server?.close(resolve));
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('counts every system call of a process in the kernel: exactly 200,000 openat', () => {
+    assert.equal(counter.code, 0, counter.stderr);
+    const counts = ofOp('counts').filter((r) => r.pid === counter.pid);
+    assert.equal(counts.length, 1, 'one counts record, sent when the process exited');
+    assert.equal(counts[0]!.counts.openat, OPENATS);
+    // (close is not exact: the shell that joined the cgroup before exec closed one descriptor too.)
+    assert.equal(counts[0]!.counts.exit_group, 1);
+    const opens = ofOp('open', counter.pid).filter((r) => r.path === '/etc/hostname');
+    assert.equal(opens.length, OPENATS, 'and each openat decoded');
+    assert.ok(opens.every((r) => r.api === 'openat' && r.ret >= 0));
+    assert.equal(lost, 0);
+    assert.deepEqual(ofOp('lost'), []);
+  });
+
+  it('records the bytes a client sends over raw TCP, and what it receives', () => {
+    assert.equal(calls.code, 0, calls.stderr);
+    assert.ok(received.startsWith(LOGIN), 'the server got the login line');
+    const sends = ofOp('send', calls.pid);
+    const login = sends.find((r) => r.api === 'sendto');
+    assert.ok(login, 'send() is recorded as sendto');
+    assert.equal(Buffer.from(login.payload ?? '', 'hex').toString(), LOGIN);
+    assert.equal(login.ret, LOGIN.length);
+    const recv = ofOp('recv', calls.pid).find((r) => r.api === 'recvfrom');
+    assert.equal(Buffer.from(recv?.payload ?? '', 'hex').toString(), ANSWER);
+    const connect = ofOp('connect', calls.pid)[0];
+    assert.equal(connect?.ret, 0);
+    assert.deepEqual(connect.address, { family: 'inet', address: '127.0.0.1', port: (server.address() as { port: number }).port });
+  });
+
+  it('records the socket moved onto standard output, and what is written there as sent', () => {
+    const socket = ofOp('socket', calls.pid)[0];
+    assert.ok(socket && socket.ret >= 0);
+    // (The shell that ran it restored its own standard output with dup2 first.)
+    const dup = ofOp('dup', calls.pid).find((r) => r.api === 'dup2' && r.oldfd === socket.ret);
+    assert.deepEqual(dup && [dup.oldfd, dup.newfd], [socket.ret, 1]);
+    const viaStdout = ofOp('send', calls.pid).find((r) => r.api === 'write');
+    assert.deepEqual(viaStdout && [viaStdout.fd, Buffer.from(viaStdout.payload ?? '', 'hex').toString()], [1, 'via-stdout\n']);
+    assert.ok(received.endsWith('via-stdout\n'));
+  });
+
+  it('records daemonizing: setsid, setpgid and the new name', () => {
+    const call = (api: string) => ofOp('call', calls.pid).find((r) => r.api === api);
+    assert.equal(call('setsid')?.ret, calls.pid, 'setsid returns the new session id');
+    assert.deepEqual(call('setpgid')?.args, { pid: 0, pgid: 0 });
+    assert.deepEqual(call('prctl')?.args, { option: 15, name: 'calls-renamed' });
+    assert.ok(ofOp('rename_task', calls.pid).some((r) => r.name === 'calls-renamed'));
+  });
+
+  it('records mount attempts and capability changes with their arguments', () => {
+    const call = (api: string) => ofOp('call', calls.pid).find((r) => r.api === api);
+    assert.deepEqual(call('mount')?.args, { source: 'none', target: '/nonexistent-nestbox-mount', filesystemtype: 'tmpfs', mountflags: 2 });
+    assert.equal(call('mount')?.ret, -2);
+    assert.deepEqual(call('umount2')?.args, { target: '/nonexistent-nestbox-mount', flags: 2 });
+    const capset = call('capset');
+    assert.equal(capset?.ret, 0);
+    assert.equal(capset.args.version, 0x20080522);
+    assert.equal(capset.args.pid, 0);
+    assert.equal(typeof capset.args.effective, 'number');
+  });
+
+  it('records sleeps with their length: nanosleep, clock_nanosleep, alarm, timerfd', () => {
+    const sleeps = ofOp('sleep', calls.pid).map((r) => [r.api, Math.round(r.seconds * 1000) / 1000, r.ret]);
+    assert.deepEqual(sleeps, [
+      ['nanosleep', 0.02, 0],
+      ['clock_nanosleep', 0.01, 0],
+      ['alarm', 7200, 0],
+      ['alarm', 0, 7200],
+      ['timerfd_settime', 90, 0],
+    ]);
+  });
+
+  it('names every call in its counts, decoded or not, and reports processes with their parents', () => {
+    const counts = ofOp('counts').find((r) => r.pid === calls.pid)?.counts ?? {};
+    for (const api of ['setsid', 'setpgid', 'nanosleep', 'clock_nanosleep', 'alarm', 'timerfd_create', 'timerfd_settime', 'socket', 'connect', 'sendto', 'recvfrom', 'dup2', 'write']) {
+      assert.ok((counts[api] ?? 0) >= 1, `${api} counted`);
+    }
+    assert.equal(counts.alarm, 2);
+    const identity = ofOp('identity', calls.pid)[0];
+    assert.equal(identity?.pid, calls.pid);
+    assert.ok(identity.ppid > 0);
+    const exec = ofOp('exec', calls.pid).find((r) => r.ret === 0);
+    assert.equal(exec?.api, 'execve');
+    assert.deepEqual(exec.argv.slice(1), [String((server.address() as { port: number }).port)]);
+    assert.deepEqual(ofOp('exit', calls.pid).map((r) => [r.api, r.code]), [['exit_group', 0]]);
+  });
+
+  it('keeps long strings whole: 4 KiB of argv, two paths of more than 4 KiB together', () => {
+    const exec = ofOp('exec', longArgv.pid).find((r) => r.ret === 0);
+    assert.equal(exec?.path, '/bin/true');
+    assert.equal(exec.argv[0], '/bin/true');
+    // argv is kept up to 4 KiB in all.
+    assert.equal(exec.argv[1], 'x'.repeat(4096 - '/bin/true'.length - 1));
+    assert.equal(longLink.code, 0, longLink.stderr);
+    const link = ofOp('link', longLink.pid).find((r) => r.api === 'symlinkat' || r.api === 'symlink');
+    assert.deepEqual(link && [link.target, link.path, link.ret], ['y'.repeat(4000), join(work, 'l'.repeat(200)), 0]);
+  });
+
+  it('at the end of a session, reports the sleeps still going on and the counts of processes still running', () => {
+    const sleep = ofOp('sleep', sleeperPid).map((r) => [r.api, r.seconds, r.ret]);
+    assert.deepEqual(sleep, [['clock_nanosleep', 30, -4]], 'interrupted (EINTR) by the end of the analysis');
+    const counts = ofOp('counts').filter((r) => r.pid === sleeperPid);
+    assert.equal(counts.length, 1);
+    assert.equal(counts[0]!.counts.clock_nanosleep, 1);
+    assert.deepEqual(ofOp('exit', sleeperPid), []);
+  });
+
+  it('records nothing of processes outside the cgroup', () => {
+    assert.equal(outsider.code, 0);
+    assert.deepEqual(records.filter((r) => r.tid === outsider.pid || (r.op === 'counts' && r.pid === outsider.pid)), []);
+  });
+});
