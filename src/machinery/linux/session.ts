@@ -26,6 +26,8 @@ import { MachineDisk } from './overlay.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
 import { makeMachineDir } from './run-dir.js';
 import { dumpSampleMemory } from './sample-memory.js';
+import { dumpExitingProcess, recordSupervision, writeSupervisionLog, type Supervision } from './supervision.js';
+import { SampleSupervisor } from './sample-supervisor.js';
 import { SampleTracing } from './sample-tracing.js';
 import { pickUnpackedFile } from './unpacked.js';
 import { VirtualDisplay } from './virtual-display.js';
@@ -43,6 +45,9 @@ export class LinuxSession implements MachineSession {
   private sample: ChildProcess | undefined;
   private baseline = new Map<string, string>();
   private memoryFiles: FilesJsonLine[] = [];
+  private supervisor: SampleSupervisor | undefined;
+  /** What the supervisor did: shortened sleeps, captured files, dumps of exiting processes. */
+  private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [] };
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
   /** Set once the sample's run is over: a display that comes up later takes no screenshots. */
@@ -232,7 +237,7 @@ export class LinuxSession implements MachineSession {
   private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
     const { request } = this;
     // The sandbox is set up while the tracer starts; it runs the sample once the tracer records.
-    let child = this.spawnBlocked(command);
+    let child = await this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
     const [argv] = await Promise.all([this.tracing.command(command), this.runner?.needsDisplay ? this.display.launch() : undefined]);
@@ -245,7 +250,7 @@ export class LinuxSession implements MachineSession {
       child.kill('SIGKILL');
       await waitForExit(child);
       await this.cgroups.kill('sample');
-      child = this.spawnBlocked(argv);
+      child = await this.spawnBlocked(argv);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
     await this.moveLauncherAside(child);
@@ -294,13 +299,36 @@ export class LinuxSession implements MachineSession {
     for (const file of this.cgroups.procsFiles('support')) await writeFile(file, String(child.pid)).catch(() => undefined);
   }
 
-  /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
-  private spawnBlocked(argv: string[]): ChildProcess {
-    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD });
+  /** The sample's sandbox, set up and waiting on its block fd before it starts argv, with its supervisor. */
+  private async spawnBlocked(argv: string[]): Promise<ChildProcess> {
+    await this.supervisor?.stop();
+    const { supervisor, channel } = await this.startSupervisor();
+    this.supervisor = supervisor;
+    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
+    SampleSupervisor.release(channel);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;
     return child;
+  }
+
+  private startSupervisor() {
+    const { context, request, supervision } = this;
+    return SampleSupervisor.start({
+      program: context.supervisorPath,
+      rootId: this.sandboxes.rootId,
+      merged: this.disk.root,
+      upper: this.disk.upper,
+      lower: context.guestRoot,
+      ownFilesDir: this.sandboxes.boundFilesDir,
+      captureDir: join(this.dir, 'captured'),
+      sleepThresholdSeconds: context.settings.sleep_skip_threshold,
+      limits: context.droppedFileLimits,
+      ...(request.memory ? { onExit: (pid: number) => dumpExitingProcess(pid, request.paths.memory, supervision, this.analysisLog) } : {}),
+      onSleep: (sleep) => recordSupervision.sleep(sleep, supervision, this.analysisLog),
+      onCapture: (file) => recordSupervision.capture(file, supervision, this.analysisLog),
+      onProblem: (message) => this.warn(message),
+    });
   }
 
   /** The bwrap launcher exits once init (and so every process of the sample) has. */
@@ -329,6 +357,7 @@ export class LinuxSession implements MachineSession {
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
     for (const child of launchers) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
+    await this.supervisor?.stop();
     await this.tracing.stop(this.disk.upper);
     await Promise.all(launchers.map((child) => waitForExit(child)));
   }
@@ -344,6 +373,7 @@ export class LinuxSession implements MachineSession {
         filesDir: paths.files,
         baseline: this.baseline,
         exclude: new Set(this.tracing.logInMachine ? [this.tracing.logInMachine] : []),
+        captured: this.supervision.captured,
         limits,
       });
       lines.push(...entries);
@@ -356,7 +386,8 @@ export class LinuxSession implements MachineSession {
     }
     const shots = this.display.screenshotsTaken;
     for (let index = 1; index <= shots; index++) lines.push({ path: `shots/${String(index).padStart(4, '0')}.jpg`, filepath: null, pids: [] });
-    lines.push(...this.memoryFiles);
+    lines.push(...this.supervision.exitDumps, ...this.memoryFiles);
+    await writeSupervisionLog(paths.supervisorLog, this.supervision);
     if (shots > 0) this.analysisLog.info(`screenshots: ${shots}`);
     await writeFile(paths.filesJson, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     await this.analysisLog.close();
