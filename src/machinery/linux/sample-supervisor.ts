@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chown, mkdir } from 'node:fs/promises';
+import { chownSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Stream, Writable } from 'node:stream';
@@ -72,9 +72,10 @@ export class SampleSupervisor {
   ) {}
 
   /** Starts the supervisor; `channel` goes to the sample's sandbox (SandboxSpec.supervisorChannel). */
-  static async start(options: SupervisorOptions): Promise<{ supervisor: SampleSupervisor; channel: Stream }> {
-    await mkdir(options.captureDir, { recursive: true, mode: 0o700 });
-    await chown(options.captureDir, options.rootId, options.rootId);
+  static start(options: SupervisorOptions): { supervisor: SampleSupervisor; channel: Stream } {
+    // Synchronous, like the spawn: the supervisor reads its folders while the sandbox is being set up.
+    mkdirSync(options.captureDir, { recursive: true, mode: 0o700 });
+    chownSync(options.captureDir, options.rootId, options.rootId);
     const { limits } = options;
     const argv = [
       String(options.rootId), options.merged, options.upper, options.lower, options.ownFilesDir, options.captureDir,

@@ -302,7 +302,7 @@ export class LinuxSession implements MachineSession {
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv, with its supervisor. */
   private async spawnBlocked(argv: string[]): Promise<ChildProcess> {
     await this.supervisor?.stop();
-    const { supervisor, channel } = await this.startSupervisor();
+    const { supervisor, channel } = this.startSupervisor();
     this.supervisor = supervisor;
     const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
     SampleSupervisor.release(channel);
