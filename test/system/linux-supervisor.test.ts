@@ -100,6 +100,25 @@ true
     }
   });
 
+  it('captures programs run from /dev/shm and stock programs the sample changed, not those it left alone', async () => {
+    const script = `#!/bin/sh
+cp /usr/bin/true /dev/shm/runner && /dev/shm/runner
+printf '\\n# changed' >> /usr/bin/tac && /usr/bin/tac </dev/null; rm -f /usr/bin/tac
+/usr/bin/ls / >/dev/null; /bin/true; cat /dev/null
+`;
+    const outcome = await runInMachine(machinery, { sample: { name: 'stock.sh', content: script }, timeoutSeconds: 30 });
+    const paths = outcome.files.map((file) => file.filepath);
+    assert.ok(paths.includes('/dev/shm/runner'), JSON.stringify(paths));
+    assert.ok(paths.includes('/usr/bin/tac'), JSON.stringify(paths));
+    const tac = outcome.files.find((file) => file.filepath === '/usr/bin/tac')!;
+    assert.ok(readFileSync(join(outcome.paths.dir, tac.path)).toString('latin1').endsWith('\n# changed'));
+    for (const stock of ['/usr/bin/ls', '/bin/true', '/usr/bin/true', '/usr/bin/cat', '/usr/bin/cp', '/usr/bin/rm', '/bin/sh', '/usr/bin/dash', '/bin/bash']) {
+      assert.ok(!paths.includes(stock), `${stock} is the guest root's, unchanged: ${JSON.stringify(paths)}`);
+    }
+    const captured = supervisorLog(outcome.paths).filter((line) => line.event === 'capture');
+    assert.deepEqual(captured.map((line) => line.filepath).sort(), ['/dev/shm/runner', '/usr/bin/tac']);
+  });
+
   it('does not hang the sample when the supervisor dies', async () => {
     const script = `#!/bin/sh
 sleep 3
