@@ -47,7 +47,7 @@ export class LinuxSession implements MachineSession {
   private memoryFiles: FilesJsonLine[] = [];
   private supervisor: SampleSupervisor | undefined;
   /** What the supervisor did: shortened sleeps, captured files, dumps of exiting processes. */
-  private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [] };
+  private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [], exitDumpBytes: 0, exitDumpsStopped: false };
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
   /** Set once the sample's run is over: a display that comes up later takes no screenshots. */

@@ -11,6 +11,9 @@ export interface Supervision {
   captured: CapturedFile[];
   /** files.json lines of the processes dumped as they exited. */
   exitDumps: FilesJsonLine[];
+  exitDumpBytes: number;
+  /** Set once the limits stopped further dumps. */
+  exitDumpsStopped: boolean;
 }
 
 const REASON_TEXT = { exec: 'executed', delete: 'deleted' } as const;
@@ -26,11 +29,20 @@ export const recordSupervision = {
   },
 };
 
+/** A sample that starts processes in a loop must not fill the host disk with their dumps. */
+export const EXIT_DUMP_LIMITS = { dumps: 200, bytes: 4 * 2 ** 30 };
+
 /** Dumps a process stopped at its exit_group by the supervisor, in the end-of-run dumps' format. */
 export async function dumpExitingProcess(pid: number, memoryDir: string, supervision: Supervision, analysisLog: AnalysisLog): Promise<void> {
+  if (supervision.exitDumps.length >= EXIT_DUMP_LIMITS.dumps || supervision.exitDumpBytes >= EXIT_DUMP_LIMITS.bytes) {
+    if (!supervision.exitDumpsStopped) analysisLog.info(`memory: no more dumps of exiting processes (limits: ${EXIT_DUMP_LIMITS.dumps} dumps, ${EXIT_DUMP_LIMITS.bytes} bytes)`);
+    supervision.exitDumpsStopped = true;
+    return;
+  }
   const name = `${pid}.dmp`;
   const dumped = await dumpProcessMemory(pid, join(memoryDir, name)).catch(() => null);
   if (!dumped) return;
+  supervision.exitDumpBytes += dumped.bytes;
   supervision.exitDumps.push({ path: `memory/${name}`, filepath: null, pids: [pid] });
   analysisLog.info(`memory: dumped process ${pid} as it exited (${dumped.bytes} bytes in ${dumped.regions} regions)`);
 }
