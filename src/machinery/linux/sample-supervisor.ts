@@ -90,7 +90,15 @@ export class SampleSupervisor {
     return { supervisor, channel: child.stdio[3] as Readable };
   }
 
-  /** Closes this process's copy of the sandbox's end once the sandbox holds it. */
+  /**
+   * Lets the supervisor note what the machine holds before the sample runs (its files are not the
+   * sample's) and wait for the sandbox. Call it before the sandbox is spawned, once the sample is placed.
+   */
+  begin(): void {
+    (this.child.stdin as Writable).write('begin\n');
+  }
+
+  /** Closes this process's copy of the sandbox's end once the sandbox holds it (or will never). */
   static release(channel: Stream): void {
     (channel as Readable).destroy();
   }

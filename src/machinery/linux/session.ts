@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable, Stream, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
@@ -45,7 +45,8 @@ export class LinuxSession implements MachineSession {
   private sample: ChildProcess | undefined;
   private baseline = new Map<string, string>();
   private memoryFiles: FilesJsonLine[] = [];
-  private supervisor: SampleSupervisor | undefined;
+  /** The sample's supervisor and the end of its socket pair the sample's sandbox inherits, until it is spawned. */
+  private supervisor: { process: SampleSupervisor; channel: Stream | undefined } | undefined;
   /** What the supervisor did: shortened sleeps, captured files, dumps of exiting processes. */
   private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [], exitDumpBytes: 0, exitDumpsStopped: false };
   private readonly warnings: string[] = [];
@@ -134,6 +135,7 @@ export class LinuxSession implements MachineSession {
     // Independent steps run side by side; all are awaited to the end even when one fails, so that
     // destroy() knows of everything made.
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
+    this.startSupervisor();
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom),
@@ -301,9 +303,16 @@ export class LinuxSession implements MachineSession {
 
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv, with its supervisor. */
   private async spawnBlocked(argv: string[]): Promise<ChildProcess> {
-    await this.supervisor?.stop();
-    const { supervisor, channel } = this.startSupervisor();
-    this.supervisor = supervisor;
+    // The supervisor started with the machine serves the first sandbox; a replacement gets one of its own.
+    if (!this.supervisor?.channel) {
+      await this.supervisor?.process.stop();
+      this.startSupervisor();
+    }
+    const supervisor = this.supervisor!;
+    const channel = supervisor.channel!;
+    supervisor.channel = undefined;
+    // What the machine holds now (the sample, an unpacked archive) is nestbox's: the supervisor notes it first.
+    supervisor.process.begin();
     const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
     SampleSupervisor.release(channel);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
@@ -312,9 +321,10 @@ export class LinuxSession implements MachineSession {
     return child;
   }
 
-  private startSupervisor() {
+  /** Spawning costs milliseconds: it is done while the machine's disk and network are made. */
+  private startSupervisor(): void {
     const { context, request, supervision } = this;
-    return SampleSupervisor.start({
+    const { supervisor, channel } = SampleSupervisor.start({
       program: context.supervisorPath,
       rootId: this.sandboxes.rootId,
       merged: this.disk.root,
@@ -329,6 +339,7 @@ export class LinuxSession implements MachineSession {
       onCapture: (file) => recordSupervision.capture(file, supervision, this.analysisLog),
       onProblem: (message) => this.warn(message),
     });
+    this.supervisor = { process: supervisor, channel };
   }
 
   /** The bwrap launcher exits once init (and so every process of the sample) has. */
@@ -357,7 +368,8 @@ export class LinuxSession implements MachineSession {
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
     for (const child of launchers) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
-    await this.supervisor?.stop();
+    await this.supervisor?.process.stop();
+    if (this.supervisor?.channel) SampleSupervisor.release(this.supervisor.channel);
     await this.tracing.stop(this.disk.upper);
     await Promise.all(launchers.map((child) => waitForExit(child)));
   }
