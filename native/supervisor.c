@@ -90,12 +90,15 @@ static void fail(const char *what) {
   exit(1);
 }
 
-/* A JSON string of arbitrary bytes: escapes what JSON needs and every byte outside printable ASCII. */
+/*
+ * A path as a JSON string: quotes, backslashes and control bytes escaped, other bytes as they are, so a
+ * UTF-8 name reads back as itself (the service decodes invalid UTF-8 to U+FFFD).
+ */
 static void json_string(FILE *out, const char *text) {
   fputc('"', out);
   for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
     if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
-    else if (*c < 0x20 || *c >= 0x7f) fprintf(out, "\\u%04x", *c);
+    else if (*c < 0x20 || *c == 0x7f) fprintf(out, "\\u%04x", *c);
     else fputc(*c, out);
   }
   fputc('"', out);
