@@ -66,27 +66,31 @@ static int drop_every_capability(void) {
  * a supervisor (no socket, or nobody answers) the command runs unsupervised.
  */
 #define SUPERVISOR_FD 6
-/* The supervisor's one-byte order: also stop process exits (for memory dumps). */
+/* The supervisor's one-byte order: which calls besides sleeps it watches. */
 #define SUPERVISE_EXITS 1
+#define SUPERVISE_FILES 2
 
 static void add(struct sock_filter *program, int *length, struct sock_filter instruction) { program[(*length)++] = instruction; }
 
-static int install_notifying_filter(int exits) {
-  static const int x86_64_calls[] = {
-      35 /* nanosleep */,    230 /* clock_nanosleep */, 59 /* execve */,
-      322 /* execveat */,    87 /* unlink */,            263 /* unlinkat */,
-  };
+static int install_notifying_filter(int order) {
+  int calls[8], count = 0;
+  calls[count++] = 35;  /* nanosleep */
+  calls[count++] = 230; /* clock_nanosleep */
+  if (order & SUPERVISE_FILES) {
+    calls[count++] = 59;  /* execve */
+    calls[count++] = 322; /* execveat */
+    calls[count++] = 87;  /* unlink */
+    calls[count++] = 263; /* unlinkat */
+  }
+  if (order & SUPERVISE_EXITS) calls[count++] = 231; /* exit_group */
   struct sock_filter program[32];
   int length = 0;
-  int count = (int)(sizeof x86_64_calls / sizeof x86_64_calls[0]) + (exits ? 1 : 0);
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
   add(program, &length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, (unsigned char)(count + 1)));
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
-  for (int index = 0; index < count; index++) {
-    int nr = index < count - (exits ? 1 : 0) ? x86_64_calls[index] : 231 /* exit_group */;
-    /* A match jumps over the remaining tests and the ALLOW to the NOTIFY at the end. */
-    add(program, &length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, (unsigned char)(count - index), 0));
-  }
+  /* A match jumps over the remaining tests and the ALLOW to the NOTIFY at the end. */
+  for (int index = 0; index < count; index++)
+    add(program, &length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)calls[index], (unsigned char)(count - index), 0));
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
   struct sock_fprog fprog = {(unsigned short)length, program};
@@ -119,7 +123,7 @@ static void start_supervision(void) {
   /* The service's end was non-blocking, and that flag is the socket's, shared with this descriptor. */
   fcntl(SUPERVISOR_FD, F_SETFL, fcntl(SUPERVISOR_FD, F_GETFL) & ~O_NONBLOCK);
   if (write(SUPERVISOR_FD, &hello, 1) == 1 && read(SUPERVISOR_FD, &order, 1) == 1) {
-    int listener = install_notifying_filter(order & SUPERVISE_EXITS);
+    int listener = install_notifying_filter(order);
     if (listener < 0) perror("init: seccomp listener");
     /* The supervisor's answer tells that it holds the listener: only then may the first call reach it. */
     else if (send_fd(SUPERVISOR_FD, listener) != 0 || read(SUPERVISOR_FD, &ack, 1) != 1) fprintf(stderr, "init: no supervisor\n");

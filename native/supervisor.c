@@ -20,7 +20,8 @@
  * pid reused meanwhile is not mistaken for the sample. The kernel answers ENOSYS to pending and later
  * calls if the supervisor dies: the sample never waits on a dead supervisor.
  *
- * Usage: supervisor ROOT_ID UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS
+ * Usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS FILES
+ * (EXITS, FILES: 1 to watch process exits, executions and deletions; 0 not to).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -443,8 +444,9 @@ static void handle(const struct seccomp_notif *n) {
 
 /* ---- Start-up and loop ---- */
 
-static int receive_listener(bool exits) {
-  unsigned char order = exits ? 1 : 0;
+/* The order native/init.c reads: which calls besides sleeps to watch (1 exits, 2 executions and deletions). */
+static int receive_listener(bool exits, bool files) {
+  unsigned char order = (exits ? 1 : 0) | (files ? 2 : 0);
   char byte;
   /* The machine speaks first (see native/init.c); it closes its end if the sandbox is stopped before. */
   if (read(CHANNEL_FD, &byte, 1) != 1) return -1;
@@ -480,8 +482,8 @@ static int open_dir(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 12) {
-    fprintf(stderr, "usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS\n");
+  if (argc != 13) {
+    fprintf(stderr, "usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS FILES\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -500,7 +502,7 @@ int main(int argc, char **argv) {
   state.out = open(argv[6], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (state.out < 0) fail("opening the capture folder");
   drop_privileges((uid_t)number(argv[1]));
-  state.listener = receive_listener(state.exits);
+  state.listener = receive_listener(state.exits, number(argv[12]) != 0);
   if (state.listener < 0) {
     fprintf(stderr, "supervisor: the machine handed over no listener\n");
     return 3;

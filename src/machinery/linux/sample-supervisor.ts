@@ -28,6 +28,11 @@ export interface SupervisorOptions {
   captureDir: string;
   sleepThresholdSeconds: number;
   limits: DroppedFileLimits;
+  /**
+   * Watch executions and deletions. Not under strace: its own seccomp filter traces these calls, and a
+   * notification takes precedence over a trace stop, so strace would lose them.
+   */
+  watchFiles: boolean;
   /** Set when each process is to be dumped as it exits. */
   onExit?: (pid: number) => Promise<void>;
   onSleep: (sleep: ShortenedSleep) => void;
@@ -82,6 +87,7 @@ export class SampleSupervisor {
       String(Math.round(options.sleepThresholdSeconds * 1000)),
       String(limits.max_file_size), String(limits.max_total_size), String(limits.max_files),
       options.onExit ? '1' : '0',
+      options.watchFiles ? '1' : '0',
     ];
     const child = spawn(options.program, argv, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     const supervisor = new SampleSupervisor(child, options);

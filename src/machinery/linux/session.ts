@@ -135,7 +135,7 @@ export class LinuxSession implements MachineSession {
     // Independent steps run side by side; all are awaited to the end even when one fails, so that
     // destroy() knows of everything made.
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
-    this.startSupervisor();
+    this.startSupervisor({ watchFiles: true });
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom),
@@ -249,10 +249,11 @@ export class LinuxSession implements MachineSession {
       this.analysisLog.info('the tracer starts the sample itself (a sample can notice it is traced)');
       // The launcher dies first, so nothing new can appear; then whatever it had made (its pid 1 may not
       // yet know to die with it) goes with the cgroup.
+      await this.supervisor?.process.stop();
       child.kill('SIGKILL');
       await waitForExit(child);
       await this.cgroups.kill('sample');
-      child = await this.spawnBlocked(argv);
+      child = await this.spawnBlocked(argv, { underStrace: true });
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
     await this.moveLauncherAside(child);
@@ -302,11 +303,12 @@ export class LinuxSession implements MachineSession {
   }
 
   /** The sample's sandbox, set up and waiting on its block fd before it starts argv, with its supervisor. */
-  private async spawnBlocked(argv: string[]): Promise<ChildProcess> {
+  private async spawnBlocked(argv: string[], { underStrace = false } = {}): Promise<ChildProcess> {
     // The supervisor started with the machine serves the first sandbox; a replacement gets one of its own.
     if (!this.supervisor?.channel) {
       await this.supervisor?.process.stop();
-      this.startSupervisor();
+      this.startSupervisor({ watchFiles: !underStrace });
+      if (underStrace) this.analysisLog.info('under strace, executed and deleted files are not captured as they run: only the end state is collected');
     }
     const supervisor = this.supervisor!;
     const channel = supervisor.channel!;
@@ -322,7 +324,7 @@ export class LinuxSession implements MachineSession {
   }
 
   /** Spawning costs milliseconds: it is done while the machine's disk and network are made. */
-  private startSupervisor(): void {
+  private startSupervisor({ watchFiles }: { watchFiles: boolean }): void {
     const { context, request, supervision } = this;
     const { supervisor, channel } = SampleSupervisor.start({
       program: context.supervisorPath,
@@ -334,6 +336,7 @@ export class LinuxSession implements MachineSession {
       captureDir: join(this.dir, 'captured'),
       sleepThresholdSeconds: context.settings.sleep_skip_threshold,
       limits: context.droppedFileLimits,
+      watchFiles,
       ...(request.memory ? { onExit: (pid: number) => dumpExitingProcess(pid, request.paths.memory, supervision, this.analysisLog) } : {}),
       onSleep: (sleep) => recordSupervision.sleep(sleep, supervision, this.analysisLog),
       onCapture: (file) => recordSupervision.capture(file, supervision, this.analysisLog),
