@@ -13,8 +13,8 @@ want_tests=false
 packages=(file libmagic1 p7zip-full bzip2 tar unzip ssdeep python3 make g++ ca-certificates)
 # Service: per-task networks (namespaces, nftables rules, capture, the fake internet's TLS certificate).
 packages+=(iproute2 nftables tcpdump openssl)
-# Service: linux machines (sandbox, guest root built by debootstrap, static init, screenshots).
-packages+=(bubblewrap util-linux debootstrap gcc libc6-dev imagemagick)
+# Service: linux machines (sandbox, guest root built by debootstrap, static init, the sample supervisor (libssl for SHA-256), screenshots).
+packages+=(bubblewrap util-linux debootstrap gcc libc6-dev libssl-dev imagemagick)
 # Tests: clients run inside task networks (dig, curl, ping) and tshark reads their captures.
 $want_tests && packages+=(dnsutils curl iputils-ping tshark)
 # Service: qemu machines (QEMU, qcow2 tools; the guest image's initramfs, ext4 root and kernel unpacking;

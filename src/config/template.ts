@@ -78,6 +78,7 @@ machines:                    # analysis machines; kind linux needs no VM image
     #   screenshots: true
     #   screenshot_interval: 1        # seconds
     #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size
+    #   sleep_skip_threshold: 10      # seconds: a longer sleep of the sample returns at once (recorded)
     #   log_limit_bytes: 1048576      # sample output kept in analysis.log
   # A QEMU virtual machine, restored for each task from a booted, saved state of nestbox's Debian guest
   # image (built on first use, or beforehand with "nestbox image build"). Its settings and their defaults:

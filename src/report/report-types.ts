@@ -176,6 +176,17 @@ export interface SignatureMatch {
   marks: SignatureMark[];
 }
 
+/** A sleep of the sample that the machine ended at once (longer than its threshold): the sample could not outwait the analysis. */
+export interface SkippedSleep {
+  pid: number;
+  /** The system call: nanosleep or clock_nanosleep. */
+  call: string;
+  /** How long the sample asked to sleep. */
+  seconds: number;
+  /** Unix time of the call. */
+  time: number;
+}
+
 export interface Report {
   info: InfoSection;
   target: TargetSection;
@@ -187,7 +198,7 @@ export interface Report {
   screenshots?: Array<{ path: string; ocr: string }>;
   procmemory?: Array<Record<string, unknown>>;
   yara?: YaraMatch[];
-  debug?: { log: string[]; cuckoo: string[]; action: string[]; errors: string[] };
+  debug?: { log: string[]; cuckoo: string[]; action: string[]; errors: string[]; skipped_sleeps?: SkippedSleep[] };
   metadata?: Record<string, unknown>;
   signatures: SignatureMatch[];
   [section: string]: unknown;

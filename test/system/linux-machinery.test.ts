@@ -117,7 +117,7 @@ describe('linux machinery', () => {
     const outcome = await runInMachine(machinery, {
       memory: true,
       timeoutSeconds: 2,
-      sample: { name: 'holder.py', content: `import time\nsecret = "${marker}" * 3\nprint("holding")\ntime.sleep(600)\n` },
+      sample: { name: 'holder.py', content: `import time\nsecret = "${marker}" * 3\nprint("holding")\nwhile True: time.sleep(1)\n` },
     });
     assert.equal(outcome.result.ended, 'timeout');
     const dumps = outcome.files.filter((file) => file.path.startsWith('memory/'));
@@ -210,7 +210,7 @@ describe('linux machinery', () => {
         `import { testMachinery, log } from '${support}';`,
         `import { AnalysisPaths } from '${new URL('../../src/storage/layout.js', import.meta.url).href}';`,
         `import { writeFileSync } from 'node:fs';`,
-        `writeFileSync('${workDir}/long.sh', 'sleep 600\\n');`,
+        `writeFileSync('${workDir}/long.sh', 'while :; do sleep 1; done\\n');`,
         `const machinery = testMachinery();`,
         `const session = await machinery.start({ taskId: 999, machine: { name: 'linux1' }, paths: new AnalysisPaths('${workDir}/crashed'), category: 'file', samplePath: '${workDir}/long.sh', package: '', options: {}, timeoutSeconds: 600, enforceTimeout: false, memory: false, route: 'none', clock: '', log });`,
         `session.run(new AbortController().signal);`,

@@ -171,7 +171,7 @@ describe('linux machine sandbox', () => {
     const started = Date.now();
     const outcome = await runInMachine(machinery, {
       timeoutSeconds: 2,
-      sample: { name: 'stay.sh', content: '#!/bin/sh\ntrap "" TERM HUP INT\n(trap "" TERM HUP INT; sleep 600) &\nsetsid sleep 600 &\nsleep 600\n' },
+      sample: { name: 'stay.sh', content: '#!/bin/sh\ntrap "" TERM HUP INT\n(trap "" TERM HUP INT; while :; do sleep 1; done) &\nsetsid sh -c "while :; do sleep 1; done" &\nwhile :; do sleep 1; done\n' },
     });
     assert.equal(outcome.result.ended, 'timeout');
     assert.ok(Date.now() - started < 8000, `took ${Date.now() - started} ms`);

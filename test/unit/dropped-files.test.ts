@@ -151,3 +151,38 @@ describe('dropped files: per-file and per-task limits', () => {
     assert.equal(readdirSync(task.filesDir).length, 1000);
   });
 });
+
+describe('dropped files: copies the supervisor made of executed and deleted files', () => {
+  /** A capture as the supervisor leaves it: the first `kept` bytes of a file of `size` bytes. */
+  function captured(dir: string, name: string, filepath: string, content: Buffer, size = content.length) {
+    const hostPath = join(dir, name);
+    writeFileSync(hostPath, content);
+    const sha256 = execFileSync('sha256sum', [hostPath], { encoding: 'utf8' }).split(' ')[0]!;
+    return { reason: 'exec' as const, pid: 7, filepath, hostPath, size, kept: content.length, sha256 };
+  }
+
+  it('lists a capture at the path it ran from, once when the same content is still there at the end', async () => {
+    const task = newTask();
+    mkdirSync(join(task.dir, 'captured'));
+    const payload = randomBytes(3000);
+    write(task.upper, '/tmp/stays', payload);
+    const gone = captured(join(task.dir, 'captured'), '1.bin', '/tmp/.gone', randomBytes(100));
+    const stays = captured(join(task.dir, 'captured'), '2.bin', '/tmp/stays', payload);
+    const changedSince = captured(join(task.dir, 'captured'), '3.bin', '/tmp/stays', randomBytes(50));
+    const { entries } = await collectDroppedFiles({ ...task, baseline: new Map(), exclude: new Set(), limits: defaults, captured: [gone, stays, changedSince] });
+    assert.deepEqual(entries.map((entry) => entry.filepath).sort(), ['/tmp/.gone', '/tmp/stays', '/tmp/stays']);
+    const stored = entries.map((entry) => headSha256(join(task.dir, entry.path!), Number.MAX_SAFE_INTEGER)).sort();
+    assert.deepEqual(stored, [gone.sha256, stays.sha256, changedSince.sha256].sort());
+  });
+
+  it('says a capture the supervisor cut holds only its first bytes', async () => {
+    const task = newTask();
+    mkdirSync(join(task.dir, 'captured'));
+    const cut = captured(join(task.dir, 'captured'), '1.bin', '/memfd:payload (deleted)', randomBytes(1000), 5000);
+    const { entries } = await collectDroppedFiles({ ...task, baseline: new Map(), exclude: new Set(), limits: defaults, captured: [cut] });
+    assert.equal(entries.length, 1);
+    assert.equal(entries[0]!.size, 5000);
+    assert.equal(entries[0]!.kept_size, 1000);
+    assert.equal(entries[0]!.truncated, true);
+  });
+});

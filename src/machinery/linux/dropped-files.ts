@@ -6,6 +6,7 @@ import { DroppedFileBudget, type DroppedFileLimits, type ListedVerdict, smallest
 import { droppedEntry, type DroppedEntry, type StoredPart } from '../dropped/entry.js';
 import { storedName } from '../dropped/stored-name.js';
 import { copyHead } from './copy-head.js';
+import type { CapturedFile } from './sample-supervisor.js';
 
 /**
  * Dropped files: every regular file the sample created or changed is in the overlay's upper directory.
@@ -56,6 +57,11 @@ export interface CollectDroppedOptions {
   baseline: Map<string, string>;
   /** Machine paths that are ours (a tracer's log), never dropped files. */
   exclude: Set<string>;
+  /**
+   * Files the supervisor copied as they were executed or deleted (see sample-supervisor.ts): listed with
+   * the path they ran from or were deleted at, unless the same content is still at that path at the end.
+   */
+  captured?: CapturedFile[];
   limits: DroppedFileLimits;
 }
 
@@ -70,14 +76,17 @@ interface ChangedFile {
   filepath: string;
   hostPath: string;
   size: number;
+  /** Bytes the host file holds when fewer than `size` (a capture cut by the limits). */
+  available?: number;
 }
 
 export async function collectDroppedFiles(options: CollectDroppedOptions): Promise<DroppedCollection> {
   await mkdir(options.filesDir, { recursive: true });
   const budget = new DroppedFileBudget(options.limits);
   const entries: DroppedEntry[] = [];
-  for (const file of smallestFirst(await changedFiles(options))) {
-    const verdict = budget.take(file.size);
+  const changed = await changedFiles(options);
+  for (const file of smallestFirst([...changed, ...(await capturedOnly(options.captured ?? [], changed))])) {
+    const verdict = budget.take(file.size, file.available);
     if (verdict.listed) entries.push(await keepFile(file, verdict, options));
   }
   return { entries, unlisted: budget.unlisted };
@@ -96,6 +105,18 @@ async function changedFiles({ upper, baseline, exclude }: CollectDroppedOptions)
     changed.push({ filepath, hostPath, size: stats.size });
   }
   return changed;
+}
+
+/** Captured files whose content is not also the end state of their path. */
+async function capturedOnly(captured: CapturedFile[], changed: ChangedFile[]): Promise<ChangedFile[]> {
+  const atEnd = new Map(changed.map((file) => [file.filepath, file.hostPath]));
+  const kept: ChangedFile[] = [];
+  for (const file of captured) {
+    const end = atEnd.get(file.filepath);
+    if (end !== undefined && file.kept === file.size && (await sha256File(end)) === file.sha256) continue;
+    kept.push({ filepath: file.filepath, hostPath: file.hostPath, size: file.size, available: file.kept });
+  }
+  return kept;
 }
 
 async function keepFile(file: ChangedFile, verdict: ListedVerdict, { filesDir, limits }: CollectDroppedOptions): Promise<DroppedEntry> {

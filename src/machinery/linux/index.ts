@@ -11,7 +11,7 @@ import { runCommand } from '../host/command.js';
 import type { CreateTaskNetwork, Tracer } from '../host/contracts.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { checkRangeIsFree, machineIdRange } from './host-ids.js';
-import { ensureNativeProgram, MACHINE_INIT, USERNS_EXEC } from './native-programs.js';
+import { ensureNativeProgram, MACHINE_INIT, SUPERVISOR, USERNS_EXEC } from './native-programs.js';
 import { ensureTraversable, makeRunDir } from './run-dir.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/network/index.js';
 import { createTracer, type BehaviourTracer } from '../host/tracer/index.js';
@@ -99,6 +99,7 @@ async function prepareMachine(
   const guestRoot = await ensureGuestRoot(settings, log);
   const initPath = await ensureNativeProgram(MACHINE_INIT, settings.guest_root_dir);
   const launcher = await ensureNativeProgram(USERNS_EXEC, settings.guest_root_dir);
+  const supervisorPath = await ensureNativeProgram(SUPERVISOR, settings.guest_root_dir);
   await makeRunDir(settings.run_dir);
   // The sandbox's root is an unprivileged host id: it must be able to reach its root to bind it.
   await ensureTraversable(guestRoot);
@@ -117,6 +118,7 @@ async function prepareMachine(
     guestRoot,
     initPath,
     seccompPath,
+    supervisorPath,
     launcher,
     hostIds,
     cgroupLayout,

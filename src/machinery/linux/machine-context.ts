@@ -12,6 +12,8 @@ export interface MachineContext {
   /** Host path of the compiled init, bound over /sbin/init. */
   initPath: string;
   seccompPath: string;
+  /** The sample's supervisor (native/supervisor.c). */
+  supervisorPath: string;
   /** The user namespace launcher (native/userns-exec.c). */
   launcher: string;
   /** Host ids of the machine's ids: root inside is `hostIds.base` on the host. */

@@ -90,7 +90,7 @@ export class MachineSandboxes {
     };
   }
 
-  private get boundFilesDir(): string {
+  get boundFilesDir(): string {
     return join(this.disk.tmpfs, 'bind');
   }
 }

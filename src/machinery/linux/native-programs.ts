@@ -14,6 +14,8 @@ export interface NativeProgram {
   /** What it is, for error messages. */
   purpose: string;
   flags: string[];
+  /** Libraries to link, after the source. */
+  libs?: string[];
 }
 
 /** pid 1 of every sandbox; static, so that it runs in any guest root. */
@@ -21,6 +23,9 @@ export const MACHINE_INIT: NativeProgram = { source: 'init.c', purpose: 'the mac
 
 /** Starts the sandbox in a user namespace whose root is an unprivileged host id. */
 export const USERNS_EXEC: NativeProgram = { source: 'userns-exec.c', purpose: 'the user namespace launcher', flags: [] };
+
+/** Answers the sample's seccomp notifications from the host: long sleeps, executions, deletions, exits. */
+export const SUPERVISOR: NativeProgram = { source: 'supervisor.c', purpose: 'the sample supervisor', flags: [], libs: ['-lcrypto'] };
 
 /**
  * Compiles a program of native/ with the host's C compiler, once per source version, into
@@ -30,13 +35,13 @@ export const USERNS_EXEC: NativeProgram = { source: 'userns-exec.c', purpose: 't
 export async function ensureNativeProgram(program: NativeProgram, dir: string): Promise<string> {
   const sourcePath = join(NATIVE_SOURCES, program.source);
   const source = readFileSync(sourcePath);
-  const hash = createHash('sha256').update(source).update(program.flags.join(' ')).digest('hex').slice(0, 12);
+  const hash = createHash('sha256').update(source).update(program.flags.join(' ')).update((program.libs ?? []).join(' ')).digest('hex').slice(0, 12);
   const binary = join(dir, `${program.source.replace(/\.c$/, '')}-${hash}`);
   if (existsSync(binary)) return binary;
   await mkdir(dir, { recursive: true });
   const building = `${binary}.${process.pid}`;
   try {
-    await mustRun(['gcc', '-O2', '-Wall', '-Wextra', ...program.flags, '-o', building, sourcePath], `compiling ${program.purpose}`);
+    await mustRun(['gcc', '-O2', '-Wall', '-Wextra', ...program.flags, '-o', building, sourcePath, ...(program.libs ?? [])], `compiling ${program.purpose}`);
     await rename(building, binary);
   } finally {
     await rm(building, { force: true });

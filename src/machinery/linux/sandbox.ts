@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
+import type { Stream } from 'node:stream';
 import { GUEST_INIT_PATH } from './guest-init.js';
 import type { HostIdRange } from './host-ids.js';
 
@@ -45,9 +46,13 @@ export interface SandboxSpec {
   blockFd?: number;
   /** bwrap writes JSON about the sandbox here, `child-pid` (host pid of the sandbox's pid 1) first. */
   infoFd?: number;
+  /** The sample supervisor's end of its socket pair: the init hands it the seccomp listener (SUPERVISOR_FD). */
+  supervisorChannel?: Stream;
 }
 
 const SECCOMP_FD = 3;
+/** Where native/init.c looks for the supervisor's socket. */
+const SUPERVISOR_FD = 6;
 const ENTER_CGROUP = 'IFS="\n"; for f in $NESTBOX_CGROUP_PROCS; do echo $$ > "$f" || exit 125; done; exec "$@"';
 
 /**
@@ -114,7 +119,11 @@ export function spawnSandbox(spec: SandboxSpec): ChildProcess {
   const argv = sandboxArgv(spec);
   const seccomp = openSync(spec.seccompPath, 'r');
   try {
-    const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', seccomp, ...Array<'pipe'>(spec.extraPipes ?? 0).fill('pipe')];
+    const stdio: Exclude<StdioOptions, string> = ['ignore', 'pipe', 'pipe', seccomp, ...Array<'pipe'>(spec.extraPipes ?? 0).fill('pipe')];
+    if (spec.supervisorChannel) {
+      while (stdio.length < SUPERVISOR_FD) stdio.push('ignore');
+      stdio[SUPERVISOR_FD] = spec.supervisorChannel;
+    }
     const child = spawn(argv[0]!, argv.slice(1), {
       stdio,
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', NESTBOX_CGROUP_PROCS: spec.procsFiles.join('\n') },

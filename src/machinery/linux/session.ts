@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable, Stream, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
@@ -26,6 +26,8 @@ import { MachineDisk } from './overlay.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
 import { makeMachineDir } from './run-dir.js';
 import { dumpSampleMemory } from './sample-memory.js';
+import { dumpExitingProcess, recordSupervision, writeSupervisionLog, type Supervision } from './supervision.js';
+import { SampleSupervisor } from './sample-supervisor.js';
 import { SampleTracing } from './sample-tracing.js';
 import { untilBlockedOn } from './sandbox-waiting.js';
 import { pickUnpackedFile } from './unpacked.js';
@@ -44,6 +46,10 @@ export class LinuxSession implements MachineSession {
   private sample: ChildProcess | undefined;
   private baseline = new Map<string, string>();
   private memoryFiles: FilesJsonLine[] = [];
+  /** The sample's supervisor and the end of its socket pair the sample's sandbox inherits, until it is spawned. */
+  private supervisor: { process: SampleSupervisor; channel: Stream | undefined } | undefined;
+  /** What the supervisor did: shortened sleeps, captured files, dumps of exiting processes. */
+  private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [], exitDumpBytes: 0, exitDumpsStopped: false };
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
   /** Set once the sample's run is over: a display that comes up later takes no screenshots. */
@@ -130,6 +136,7 @@ export class LinuxSession implements MachineSession {
     // Independent steps run side by side; all are awaited to the end even when one fails, so that
     // destroy() knows of everything made.
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
+    this.startSupervisor({ watchFiles: true });
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
       this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom),
@@ -239,7 +246,7 @@ export class LinuxSession implements MachineSession {
 
   private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
     const { request } = this;
-    let child = this.spawnBlocked(command);
+    let child = await this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // The tracer records the sample's cgroup from when the sandbox waits at its block fd: nestbox's launch
     // there is over, and only the init starting the sample follows. A program kept ready arms in
@@ -255,10 +262,11 @@ export class LinuxSession implements MachineSession {
       this.analysisLog.info('the tracer starts the sample itself (a sample can notice it is traced)');
       // The launcher dies first, so nothing new can appear; then whatever it had made (its pid 1 may not
       // yet know to die with it) goes with the cgroup.
+      await this.supervisor?.process.stop();
       child.kill('SIGKILL');
       await waitForExit(child);
       await this.cgroups.kill('sample');
-      child = this.spawnBlocked(argv);
+      child = await this.spawnBlocked(argv, { underStrace: true });
       await this.untilSandboxWaits(child);
     }
     const exited = once(child, 'exit').then(() => undefined, () => undefined);
@@ -315,13 +323,47 @@ export class LinuxSession implements MachineSession {
     return pid1;
   }
 
-  /** The sample's sandbox, set up and waiting on its block fd before it starts argv. */
-  private spawnBlocked(argv: string[]): ChildProcess {
-    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD });
+  /** The sample's sandbox, set up and waiting on its block fd before it starts argv, with its supervisor. */
+  private async spawnBlocked(argv: string[], { underStrace = false } = {}): Promise<ChildProcess> {
+    // The supervisor started with the machine serves the first sandbox; a replacement gets one of its own.
+    if (!this.supervisor?.channel) {
+      await this.supervisor?.process.stop();
+      this.startSupervisor({ watchFiles: !underStrace });
+      if (underStrace) this.analysisLog.info('under strace, executed and deleted files are not captured as they run: only the end state is collected');
+    }
+    const supervisor = this.supervisor!;
+    const channel = supervisor.channel!;
+    supervisor.channel = undefined;
+    // What the machine holds now (the sample, an unpacked archive) is nestbox's: the supervisor notes it first.
+    supervisor.process.begin();
+    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
+    SampleSupervisor.release(channel);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;
     return child;
+  }
+
+  /** Spawning costs milliseconds: it is done while the machine's disk and network are made. */
+  private startSupervisor({ watchFiles }: { watchFiles: boolean }): void {
+    const { context, request, supervision } = this;
+    const { supervisor, channel } = SampleSupervisor.start({
+      program: context.supervisorPath,
+      rootId: this.sandboxes.rootId,
+      merged: this.disk.root,
+      upper: this.disk.upper,
+      lower: context.guestRoot,
+      ownFilesDir: this.sandboxes.boundFilesDir,
+      captureDir: join(this.dir, 'captured'),
+      sleepThresholdSeconds: context.settings.sleep_skip_threshold,
+      limits: context.droppedFileLimits,
+      watchFiles,
+      ...(request.memory ? { onExit: (pid: number) => dumpExitingProcess(pid, request.paths.memory, supervision, this.analysisLog) } : {}),
+      onSleep: (sleep) => recordSupervision.sleep(sleep, supervision, this.analysisLog),
+      onCapture: (file) => recordSupervision.capture(file, supervision, this.analysisLog),
+      onProblem: (message) => this.warn(message),
+    });
+    this.supervisor = { process: supervisor, channel };
   }
 
   /** The bwrap launcher exits once init (and so every process of the sample) has. */
@@ -350,6 +392,8 @@ export class LinuxSession implements MachineSession {
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
     for (const child of launchers) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.cgroups.kill().catch((error: unknown) => this.log.warn({ err: error }, 'cannot kill the machine'));
+    await this.supervisor?.process.stop();
+    if (this.supervisor?.channel) SampleSupervisor.release(this.supervisor.channel);
     await this.tracing.stop(this.disk.upper);
     await Promise.all(launchers.map((child) => waitForExit(child)));
   }
@@ -365,6 +409,7 @@ export class LinuxSession implements MachineSession {
         filesDir: paths.files,
         baseline: this.baseline,
         exclude: new Set(this.tracing.logInMachine ? [this.tracing.logInMachine] : []),
+        captured: this.supervision.captured,
         limits,
       });
       lines.push(...entries);
@@ -377,7 +422,8 @@ export class LinuxSession implements MachineSession {
     }
     const shots = this.display.screenshotsTaken;
     for (let index = 1; index <= shots; index++) lines.push({ path: `shots/${String(index).padStart(4, '0')}.jpg`, filepath: null, pids: [] });
-    lines.push(...this.memoryFiles);
+    lines.push(...this.supervision.exitDumps, ...this.memoryFiles);
+    await writeSupervisionLog(paths.supervisorLog, this.supervision);
     if (shots > 0) this.analysisLog.info(`screenshots: ${shots}`);
     await writeFile(paths.filesJson, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     await this.analysisLog.close();

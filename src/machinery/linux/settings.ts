@@ -38,6 +38,11 @@ export const linuxSettingsSchema = z.strictObject({
   screenshot_interval: z.number().positive().default(1),
   /** The end state kept for reboot tasks is dropped when it is larger than this. */
   reboot_state_mb: z.number().int().min(0).default(64),
+  /**
+   * A sleep of the sample longer than this many seconds (nanosleep, clock_nanosleep) returns at once, and
+   * is recorded: a sample cannot outwait the analysis. Shorter sleeps run as asked.
+   */
+  sleep_skip_threshold: z.number().min(0).default(10),
   /** Bytes of the in-machine output kept in analysis.log. */
   log_limit_bytes: z.number().int().min(1024).default(1024 * 1024),
 });

@@ -1,25 +1,48 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRegularFile } from '../safe-open.js';
+import type { SkippedSleep } from '../../report/report-types.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */
 const MAX_LOG_LINES = 10000;
 
-/** analysis.log and cuckoo.log lines, and the task's errors and actions, as Cuckoo's debug section. */
+/**
+ * analysis.log and cuckoo.log lines, and the task's errors and actions, as Cuckoo's debug section; plus
+ * the sleeps the machine ended early (logs/supervisor.jsonl), when there were any.
+ */
 export const debugModule: ProcessingModule<'debug'> = {
   key: 'debug',
   async run(input) {
     const errors = [...new Set(input.errors.map((error) => error.message).filter((message) => message.trim() !== ''))];
     const action = [...new Set(input.errors.map((error) => error.action).filter((name) => name !== ''))];
+    const skipped = await skippedSleeps(input.paths.supervisorLog);
     return {
       log: await readLines(input.paths.analysisLog),
       cuckoo: await readLines(input.paths.taskLog),
       action,
       errors,
+      ...(skipped.length > 0 ? { skipped_sleeps: skipped } : {}),
     };
   },
 };
+
+/** The supervisor's sleep lines; anything else or malformed is left out. */
+async function skippedSleeps(path: string): Promise<SkippedSleep[]> {
+  const sleeps: SkippedSleep[] = [];
+  for (const line of await readLines(path)) {
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const { event, pid, call, seconds, time } = record;
+    if (event !== 'sleep' || typeof pid !== 'number' || typeof call !== 'string' || typeof seconds !== 'number' || typeof time !== 'number') continue;
+    sleeps.push({ pid, call, seconds, time });
+  }
+  return sleeps;
+}
 
 async function readLines(path: string): Promise<string[]> {
   if (!(await isRegularFile(path))) return [];
