@@ -247,6 +247,8 @@ def run_python_forked(filepath, cwd):
             if cwd:
                 os.chdir(cwd)
             sys.argv = [filepath]
+            # As `python3 FILE` would: the file's folder comes first on the import path.
+            sys.path.insert(0, os.path.dirname(os.path.abspath(filepath)))
             runpy.run_path(filepath, run_name="__main__")
             code = 0
         except SystemExit as stop:

@@ -4,7 +4,7 @@
 The host uploads this folder through the agent (/extract), stores the sample and analysis.json beside
 it, and starts it with the agent's /execpy (or `python3 analyzer.py [analysis.json]`). It then
   - sets the clock, reseeds the random pool and configures the analysis network card,
-  - runs the analysis package in the sample cgroup, traced by the guest's eBPF tracer (guest/tracer,
+  - runs the analysis package (packages.py, following the host's catalogue) in the sample cgroup, traced by the guest's eBPF tracer (guest/tracer,
     attached before the host saved the machine's memory), or under strace when that tracer is not
     there; either writes its trace straight into a virtio-serial port (so a sample that deletes files
     or kills the analyzer cannot take back what was already sent),
@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 import urllib.parse
+
+from packages import package_command
 
 AGENT = ("127.0.0.1", 8000)
 TRACER_SOCKET = "/run/nestbox/tracer.sock"
@@ -161,73 +163,6 @@ def configure_network(network, channels):
         subprocess.run(command, check=False)
     with open("/etc/resolv.conf", "w") as resolv:
         resolv.write("nameserver %s\n" % network["dns"])
-
-
-def package_command(config):
-    """The command line of the analysis package: what runs the target."""
-    package = config.get("package") or ""
-    options = config.get("options") or {}
-    arguments = options.get("arguments", "").split()
-    if config["category"] == "url":
-        return ["curl", "--silent", "--show-error", "--location", "--max-time", "30",
-                "--output", "/tmp/download", config["target"]]
-    target = config["target"]
-    if package == "zip" or (not package and is_zip(target)):
-        target, package = unpack_zip(target, options, config.get("passwords") or []), ""
-    os.chmod(target, 0o755)
-    interpreters = {
-        "python": ["python3"], "python3": ["python3"], "perl": ["perl"], "sh": ["sh"], "bash": ["bash"],
-    }
-    if package in interpreters:
-        return interpreters[package] + [target] + arguments
-    if not package or package in ("generic", "elf", "exe"):
-        return [target] + arguments if runs_directly(target) else guess_interpreter(target) + [target] + arguments
-    raise ValueError("unknown analysis package %r" % package)
-
-
-def is_zip(target):
-    with open(target, "rb") as sample:
-        return sample.read(4) == b"PK\x03\x04"
-
-
-def unpack_zip(archive, options, passwords):
-    """Unpacks a zip next to itself (trying the task's password, then the usual ones) and returns the
-    file to run: the one named by the `file` option, else the first file in the archive."""
-    import zipfile
-
-    folder = archive + "_unpacked"
-    with zipfile.ZipFile(archive) as opened:
-        names = [info.filename for info in opened.infolist() if not info.is_dir()]
-        if not names:
-            raise ValueError("the zip archive holds no file")
-        for password in [options.get("password")] + passwords + [None]:
-            try:
-                opened.extractall(folder, pwd=password.encode() if password else None)
-                break
-            except RuntimeError:
-                continue
-        else:
-            raise ValueError("no password opens the zip archive")
-    chosen = options.get("file") or names[0]
-    path = os.path.realpath(os.path.join(folder, chosen))
-    if not path.startswith(os.path.realpath(folder) + os.sep) or not os.path.isfile(path):
-        raise ValueError("the zip archive has no file %r" % chosen)
-    return path
-
-
-def runs_directly(target):
-    with open(target, "rb") as sample:
-        head = sample.read(4)
-    return head == b"\x7fELF" or head[:2] == b"#!"
-
-
-def guess_interpreter(target):
-    name = target.lower()
-    if name.endswith(".py"):
-        return ["python3"]
-    if name.endswith(".pl"):
-        return ["perl"]
-    return ["sh"]
 
 
 def tracer_request(command, timeout):
@@ -491,6 +426,26 @@ def changed_files(started, skip):
                     yield path
 
 
+class OwnFiles:
+    """The analyzer's own files, and files made before the sample ran that count as its own while
+    they stay as they were (their size and times)."""
+
+    def __init__(self, paths, unchanged):
+        self.paths = set(paths)
+        self.stamps = {path: stamp(path) for path in unchanged}
+
+    def __contains__(self, path):
+        return path in self.paths or (path in self.stamps and stamp(path) == self.stamps[path])
+
+
+def stamp(path):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     config_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "analysis.json")
@@ -502,12 +457,15 @@ def main():
     set_status("running")
     try:
         prepare_machine(config, channels)
-        started = time.time()
         if config["category"] == "file":
             own_files.add(config["target"])
+        command, unpacked = package_command(config, channels.say)
+        # What the package unpacked is the sample, not what it dropped, unless the sample changes it.
+        own_files = OwnFiles(own_files, unpacked)
+        started = time.time()
         group = SampleGroup()
         tracer = choose_tracer(config, channels)
-        process, reader = run_package(config, channels, package_command(config), group, tracer)
+        process, reader = run_package(config, channels, command, group, tracer)
         ended = wait_for_end(process, group, config, started)
         channels.say("analysis ended: %s" % ended)
         finishing = time.time()

@@ -1,4 +1,4 @@
-import type { AnalysisPackage } from './types.js';
+import { definePackage } from './define.js';
 
 /** Where archives are unpacked inside the machine. */
 export const UNPACK_DIR = '/tmp/unpacked';
@@ -21,19 +21,13 @@ exit 1
 
 /**
  * Archives (zip, 7z, tar and its compressed forms, rar...): 7-Zip unpacks them inside the machine, with
- * the `password` option when given (else no password, then each configured one), and the file named by the `file` option (or the first one a package
- * recognises) is then run by its own package.
+ * the `password` option when given (else no password, then each configured one), and the file named by
+ * the `file` option (or the first one a package recognises) is then run by its own package.
  */
-export const archivePackage: AnalysisPackage = {
+export const archivePackage = definePackage({
   name: 'zip',
   aliases: ['archive', '7z', 'tar'],
   description: 'unpacks an archive and runs the file inside (option file=<name>, password=<password>)',
-  matches: ({ fileType }) => /^(Zip|7-zip|RAR|POSIX tar|gzip|bzip2|XZ) /i.test(fileType) || /tar archive/i.test(fileType),
-  unpack: ({ path, options, passwords }) => ({
-    argv: ['/bin/sh', '-c', UNPACK_SCRIPT, 'unpack', path, UNPACK_DIR, ...(options.password !== undefined ? [options.password] : ['', ...passwords])],
-    into: UNPACK_DIR,
-  }),
-  command: () => {
-    throw new Error('the archive package runs the unpacked file with that file’s own package');
-  },
-};
+  fileTypes: '^(Zip|7-zip|RAR|POSIX tar|gzip|bzip2|XZ) |tar archive',
+  unpack: { command: ['/bin/sh', '-c', UNPACK_SCRIPT, 'unpack', '{path}', '{into}', '{passwords}'], into: UNPACK_DIR },
+});

@@ -1,11 +1,10 @@
-import { splitArguments } from './arguments.js';
-import type { AnalysisPackage } from './types.js';
+import { definePackage } from './define.js';
 
 /** ELF executables (and anything else the kernel can start itself): run directly. */
-export const elfPackage: AnalysisPackage = {
+export const elfPackage = definePackage({
   name: 'elf',
   aliases: ['generic', 'bin'],
   description: 'runs an ELF executable directly (32- and 64-bit x86, static or dynamic)',
-  matches: ({ fileType }) => /^ELF /.test(fileType),
-  command: ({ path, options }) => [path, ...splitArguments(options.arguments)],
-};
+  fileTypes: '^ELF ',
+  command: ['{path}', '{arguments}'],
+});

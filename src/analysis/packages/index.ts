@@ -6,10 +6,11 @@ import { perlPackage } from './perl.js';
 import { pythonPackage } from './python.js';
 import { rebootPackage } from './reboot.js';
 import { shellPackage } from './shell.js';
-import type { AnalysisPackage, PackageTarget } from './types.js';
+import type { AnalysisPackage, PackageSpec, PackageTarget } from './types.js';
 import { urlPackage } from './url.js';
 
-export type { AnalysisPackage, PackageContext, PackageTarget, UnpackStep } from './types.js';
+export type { AnalysisPackage, PackageContext, PackageSpec, PackageTarget, UnpackStep } from './types.js';
+export { expandTemplate, passwordsToTry } from './define.js';
 export { UNPACK_DIR } from './archive.js';
 
 /** In auto-selection order: the first package that matches a file runs it. */
@@ -23,6 +24,11 @@ export const PACKAGES: readonly AnalysisPackage[] = [
   urlPackage,
   rebootPackage,
 ];
+
+/** The catalogue as data, in auto-selection order: what a qemu guest's analyzer is given with each task. */
+export function packageCatalogue(): PackageSpec[] {
+  return PACKAGES.map((entry) => entry.spec);
+}
 
 export function findPackage(name: string): AnalysisPackage | undefined {
   const wanted = name.trim().toLowerCase();

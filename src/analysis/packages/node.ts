@@ -5,6 +5,6 @@ export const nodePackage = interpreterPackage({
   aliases: ['node', 'js'],
   description: 'runs a JavaScript file with Node.js',
   interpreter: ['/usr/bin/node'],
-  typeWords: /node(\.js)? script/i,
+  fileTypes: 'node(\\.js)? script',
   extensions: ['.js', '.mjs', '.cjs'],
 });

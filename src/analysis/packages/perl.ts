@@ -5,6 +5,6 @@ export const perlPackage = interpreterPackage({
   aliases: ['pl'],
   description: 'runs a Perl script',
   interpreter: ['/usr/bin/perl'],
-  typeWords: /perl script/i,
+  fileTypes: 'perl script',
   extensions: ['.pl', '.pm'],
 });

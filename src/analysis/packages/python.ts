@@ -5,6 +5,6 @@ export const pythonPackage = interpreterPackage({
   aliases: ['py', 'python3'],
   description: 'runs a Python script with python3',
   interpreter: ['/usr/bin/python3'],
-  typeWords: /python script/i,
+  fileTypes: 'python script',
   extensions: ['.py', '.pyw'],
 });

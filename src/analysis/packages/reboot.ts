@@ -1,4 +1,4 @@
-import type { AnalysisPackage } from './types.js';
+import { definePackage } from './define.js';
 
 /**
  * Reboot tasks: the machine starts from the end state of an earlier task, and this package plays what a
@@ -27,11 +27,10 @@ bash -lic true >/dev/null 2>&1 </dev/null
 wait
 `;
 
-export const rebootPackage: AnalysisPackage = {
+export const rebootPackage = definePackage({
   name: 'reboot',
   needsDisplay: true,
   aliases: [],
   description: 'replays what a boot would start in the state an earlier task left behind',
-  matches: () => false,
-  command: () => ['/bin/sh', '-c', BOOT_SCRIPT],
-};
+  command: ['/bin/sh', '-c', BOOT_SCRIPT],
+});

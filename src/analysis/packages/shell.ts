@@ -5,6 +5,6 @@ export const shellPackage = interpreterPackage({
   aliases: ['sh', 'shell'],
   description: 'runs a shell script with bash',
   interpreter: ['/bin/bash'],
-  typeWords: /shell script|Bourne-Again/i,
+  fileTypes: 'shell script|Bourne-Again',
   extensions: ['.sh', '.bash'],
 });

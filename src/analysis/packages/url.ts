@@ -1,13 +1,15 @@
-import type { AnalysisPackage } from './types.js';
+import { definePackage } from './define.js';
 
-/** URL tasks: chromium opens the URL on the machine's virtual display. */
-export const urlPackage: AnalysisPackage = {
+/**
+ * URL tasks: chromium opens the URL on the machine's virtual display; a machine without a browser
+ * (a linux machine with `browser` off, the qemu guest) fetches it with curl instead.
+ */
+export const urlPackage = definePackage({
   name: 'url',
   needsDisplay: true,
   aliases: ['chromium', 'browser', 'ie', 'ff'],
-  description: 'opens the URL in chromium on the virtual display',
-  matches: () => false,
-  command: ({ url }) => [
+  description: 'opens the URL in chromium on the virtual display (fetched with curl where there is no browser)',
+  command: [
     '/usr/bin/chromium',
     // Chromium's own sandbox needs privileges the machine does not give; the machine is the sandbox.
     '--no-sandbox',
@@ -20,6 +22,7 @@ export const urlPackage: AnalysisPackage = {
     '--window-position=0,0',
     '--window-size=1280,800',
     '--user-data-dir=/root/.config/chromium',
-    url,
+    '{url}',
   ],
-};
+  fallback: ['/usr/bin/curl', '--silent', '--show-error', '--location', '--max-time', '30', '--output', '/tmp/download', '{url}'],
+});

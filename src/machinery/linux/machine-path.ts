@@ -22,6 +22,12 @@ export async function hostPathInMachine(root: string, inMachine: string, { isFol
   return join(root, ...parts);
 }
 
+/** Whether something (a file, a link) is at this path of the machine; false when a link is on the way. */
+export async function existsInMachine(root: string, inMachine: string): Promise<boolean> {
+  const target = await hostPathInMachine(root, inMachine).catch(() => null);
+  return target !== null && (await lstat(target).then(() => true, () => false));
+}
+
 /**
  * Writes a file inside the machine without following a link at its place, owned by `owner` (the host id
  * of the machine's root), so that the sample, root inside, owns it as it would a file it downloaded.

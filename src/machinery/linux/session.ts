@@ -10,7 +10,7 @@ import { invalidInput } from '../../errors.js';
 import { EVENTS_FILE } from '../../report/events.js';
 import type { DroppedEntry } from '../dropped/entry.js';
 import { droppedFileWarnings } from '../dropped/warnings.js';
-import { runCommand } from '../host/command.js';
+import { fileType } from '../host/file-type.js';
 import type { TaskNetwork } from '../host/contracts.js';
 import { machineId } from '../host/machine-id.js';
 import type { PreparedNetwork } from '../host/network/index.js';
@@ -20,7 +20,7 @@ import { AnalysisLog } from './analysis-log.js';
 import { MachineCgroups } from './cgroups.js';
 import { collectDroppedFiles, snapshotUpper, type FilesJsonLine } from './dropped-files.js';
 import type { MachineContext } from './machine-context.js';
-import { hostPathInMachine, writeInMachine } from './machine-path.js';
+import { existsInMachine, hostPathInMachine, writeInMachine } from './machine-path.js';
 import { MachineSandboxes, SAMPLE_DIR } from './machine-sandboxes.js';
 import { MachineDisk } from './overlay.js';
 import { savedRebootState, saveRebootState } from './reboot-state.js';
@@ -207,7 +207,7 @@ export class LinuxSession implements MachineSession {
   private async commandToRun(context: PackageContext): Promise<string[]> {
     const pkg = this.package!;
     this.runner = pkg;
-    if (!pkg.unpack) return pkg.command(context);
+    if (!pkg.unpack) return this.commandOf(pkg, context);
     const step = pkg.unpack(context);
     const code = await this.runSupport(step.argv, UNPACK_TIMEOUT_MS);
     if (code !== 0) throw new Error(`cannot unpack the archive (exit ${code})`);
@@ -215,7 +215,16 @@ export class LinuxSession implements MachineSession {
     await chmod(await hostPathInMachine(this.disk.root, picked.path), 0o755);
     this.analysisLog.info(`unpacked; running ${picked.path} (${picked.fileType}) with package ${picked.package.name}`);
     this.runner = picked.package;
-    return picked.package.command({ ...context, path: picked.path });
+    return this.commandOf(picked.package, { ...context, path: picked.path });
+  }
+
+  /** The package's command, or its fallback when the command's program is not in this machine (no browser). */
+  private async commandOf(pkg: AnalysisPackage, context: PackageContext): Promise<string[]> {
+    const command = pkg.command(context);
+    const fallback = pkg.fallbackCommand(context);
+    if (!fallback || (await existsInMachine(this.disk.root, command[0]!))) return command;
+    this.analysisLog.info(`${command[0]} is not in this machine: ${fallback[0]} instead`);
+    return fallback;
   }
 
   /** Runs a helper command in the machine, outside the traced cgroup; resolves with its exit code. */
@@ -400,11 +409,6 @@ function phaseTimer(log: Logger): (phase: string) => void {
     log.debug({ ms: Math.round((now - last) * 10) / 10 }, `machine phase: ${phase}`);
     last = now;
   };
-}
-
-async function fileType(path: string): Promise<string> {
-  const result = await runCommand(['file', '--brief', '--', path], { env: { ...process.env, LC_ALL: 'C' } });
-  return result.code === 0 ? result.stdout.trim() : 'data';
 }
 
 async function waitForExit(child: ChildProcess | undefined): Promise<void> {

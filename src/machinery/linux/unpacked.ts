@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { invalidInput } from '../../errors.js';
 import { elfPackage } from '../../analysis/packages/elf.js';
 import { packageForFile, type AnalysisPackage } from '../../analysis/packages/index.js';
-import { runCommand } from '../host/command.js';
+import { fileTypes } from '../host/file-type.js';
 import { hostPathInMachine } from './machine-path.js';
 
 export interface PickedFile {
@@ -46,10 +46,4 @@ async function listFiles(dir: string): Promise<string[]> {
     else if (entry.isFile()) files.push(path);
   }
   return files;
-}
-
-/** libmagic types of many files in one `file` run. */
-async function fileTypes(paths: string[]): Promise<string[]> {
-  const result = await runCommand(['file', '--brief', '--no-pad', '--', ...paths], { env: { ...process.env, LC_ALL: 'C' } });
-  return result.stdout.split('\n').slice(0, paths.length);
 }

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BOOT_SCRIPT } from '../../analysis/packages/reboot.js';
+import { splitArguments } from '../../analysis/packages/arguments.js';
+import { choosePackage, packageCatalogue, passwordsToTry, type PackageTarget } from '../../analysis/packages/index.js';
 import { internal } from '../../errors.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { AnalysisRequest, RunResult } from '../types.js';
+import { fileType } from '../host/file-type.js';
 import type { AgentClient } from './agent-client.js';
 import { analyzerZip } from './analyzer-package.js';
 import { straceOptions } from './guest-trace.js';
@@ -48,7 +50,7 @@ export class GuestAnalyzer {
     const { agent } = this.options;
     const dir = await agent.mkdtemp('nestbox-');
     await agent.extract(dir, await analyzerZip());
-    const target = await this.storeTarget(dir);
+    const target = await this.storeTarget();
     await agent.store(`${dir}/analysis.json`, Buffer.from(JSON.stringify(this.analysisConfig(target))));
     await agent.execpy(`${dir}/analyzer.py`, { async: true, cwd: dir });
   }
@@ -78,26 +80,20 @@ export class GuestAnalyzer {
     return 'timeout';
   }
 
-  private async storeTarget(analyzerDir: string): Promise<Target> {
+  /** Stores the sample in the guest and chooses its package, as a linux machine does. */
+  private async storeTarget(): Promise<Target> {
     const { request, agent } = this.options;
-    if (request.rebootFrom) return this.storeBootReplay(analyzerDir);
-    if (request.category === 'url') return { path: request.url ?? '', package: request.package };
-    if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
-    const path = `${SAMPLE_DIR}/${guestFileName(basename(request.samplePath))}`;
-    await agent.store(path, await readFile(request.samplePath));
-    return { path, package: request.package };
-  }
-
-  /**
-   * Reboot tasks run no sample: the boot ran what the guest's own init starts (/etc/inittab). What a
-   * Debian service manager would start as well (rc.local, @reboot cron entries, init scripts, systemd
-   * units, autostart entries) the guest has no manager for, so the linux kind's boot replay plays it,
-   * traced. It lives in the analyzer's folder, which is never reported as dropped.
-   */
-  private async storeBootReplay(analyzerDir: string): Promise<Target> {
-    const path = `${analyzerDir}/boot.sh`;
-    await this.options.agent.store(path, Buffer.from(BOOT_SCRIPT));
-    return { path, package: 'sh' };
+    let file: PackageTarget | undefined;
+    let path = '';
+    if (request.category === 'file' && !request.rebootFrom) {
+      if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
+      const name = guestFileName(basename(request.samplePath));
+      path = `${SAMPLE_DIR}/${name}`;
+      await agent.store(path, await readFile(request.samplePath));
+      file = { fileName: name, fileType: await fileType(request.samplePath) };
+    }
+    const chosen = choosePackage({ requested: request.package, category: request.category, target: file, reboot: Boolean(request.rebootFrom) });
+    return { path: request.category === 'url' ? (request.url ?? '') : path, package: chosen.name };
   }
 
   private analysisConfig(target: Target): Record<string, unknown> {
@@ -107,6 +103,9 @@ export class GuestAnalyzer {
       category: request.category,
       target: target.path,
       package: target.package,
+      // The packages as data: the guest's analyzer (packages.py) follows the host's catalogue.
+      catalogue: packageCatalogue(),
+      arguments: splitArguments(request.options.arguments),
       options: request.options,
       timeout: request.timeoutSeconds,
       enforce_timeout: request.enforceTimeout,
@@ -115,7 +114,7 @@ export class GuestAnalyzer {
       clock: clockSeconds(request.clock),
       entropy: randomBytes(64).toString('hex'),
       network: this.options.guestNetwork,
-      passwords: this.options.archivePasswords,
+      passwords: passwordsToTry({ options: request.options, passwords: this.options.archivePasswords }),
       // The guest's copy of the limits spares the link what the host would only throw away.
       dropped_files: this.options.droppedFileLimits,
     };

@@ -16,7 +16,13 @@ export interface RootfsRecipe {
   packages: string[];
 }
 
-export const DEFAULT_GUEST_PACKAGES = ['python3', 'perl', 'strace', 'busybox', 'curl', 'iproute2', 'procps'];
+/**
+ * What the analysis packages run (src/analysis/packages: python3, perl, bash, nodejs, 7-Zip with xz and
+ * bzip2, file to pick an archive's file, curl where there is no browser), strace for the analyzer, busybox.
+ */
+export const DEFAULT_GUEST_PACKAGES = [
+  'python3', 'perl', 'bash', 'nodejs', 'p7zip-full', 'xz-utils', 'bzip2', 'file', 'strace', 'busybox', 'curl', 'iproute2', 'procps',
+];
 /**
  * Adds the guest's eBPF tracer (guest/tracer) to a recipe. Not in the default image yet: under TCG on
  * a loaded 2-core host its program did not attach within the boot that saves the ready state, and the
