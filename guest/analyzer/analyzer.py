@@ -17,6 +17,7 @@ import errno
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -195,6 +196,9 @@ def choose_tracer(config, channels):
         except OSError as error:
             state = "failed the tracer did not answer: %s" % error
     reason = "the task chose strace" if wanted == "strace" else "the guest's eBPF tracer is not ready: " + state[len("failed "):]
+    if shutil.which("strace") is None:
+        channels.say("no behaviour trace: %s, and this guest has no strace" % reason)
+        return None
     release_trace_port()
     start_strace_stream(channels, reason)
     channels.say("behaviour traced with strace: %s" % reason)

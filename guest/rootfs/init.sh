@@ -31,11 +31,11 @@ for path in /sys/class/net/*; do
   fi
 done
 
-# The behaviour tracer compiles and attaches its eBPF program now, before the agent answers and the host
-# saves the memory: under TCG that takes minutes, which no task should wait. Without it (an image
-# without bpftrace, or a program that did not attach) the analyzer falls back to strace.
-# A reboot task's cold boot under TCG skips it (the host passes nestbox.tracer=off): strace traces that task.
-if [ "$(arg nestbox.tracer)" != off ] && [ -x /usr/bin/bpftrace ] && [ -f /usr/lib/nestbox/tracer/behaviour.bt ]; then
+# The behaviour tracer loads nestbox's monitor now, before the agent answers and the host saves the
+# memory, so that every task finds it attached. Without it (a monitor that did not load) the analyzer
+# falls back to strace where the image has it.
+# A boot with nestbox.tracer=off on its kernel command line skips it.
+if [ "$(arg nestbox.tracer)" != off ] && [ -x /usr/lib/nestbox/monitor ]; then
   mkdir -p /run/nestbox
   /usr/bin/python3 -B /usr/lib/nestbox/tracer.py </dev/null >/dev/console 2>&1 &
   # Bounded, so that the host's boot timeout is kept: a tracer not armed by then is ended (a task

@@ -733,6 +733,8 @@ static void arm(unsigned long long cgroup, unsigned level, const char *path, str
     return;
   }
   setvbuf(out, buffer, _IOFBF, sizeof(buffer));
+  // The wall clock may have been set since the last session (a restored guest's analyzer sets it).
+  measure_clocks();
   drops_seen = total_drops();
   session_lost = 0;
   skel->bss->gen++;

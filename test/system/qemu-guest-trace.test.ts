@@ -15,7 +15,6 @@ import { EventDecoder } from '../../src/machinery/host/tracer/event-decoder.js';
 import { StraceParser } from '../../src/machinery/host/tracer/strace-parser.js';
 import type { TraceRecord } from '../../src/machinery/host/tracer/trace-records.js';
 import { GuestTraceDecoder, straceOptions } from '../../src/machinery/qemu/guest-trace.js';
-import { DEFAULT_RECIPE } from '../../src/machinery/qemu/image-builder.js';
 import { createQemuMachinery } from '../../src/machinery/qemu/index.js';
 import type { Machinery } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
@@ -205,19 +204,21 @@ interface GuestRun {
 
 describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000 }, () => {
   let machinery: Machinery;
+  /** nestbox's image with strace added (extra_packages), for the analyzer's fallback. */
+  let straceMachinery: Machinery;
   let work: string;
   let zip: Buffer;
   let nextTask = 9600;
 
-  async function analyse(options: Record<string, string>): Promise<GuestRun> {
+  async function analyse(options: Record<string, string>, on = machinery): Promise<GuestRun> {
     const taskId = nextTask++;
     const paths = new AnalysisPaths(join(work, `task-${taskId}`));
     paths.create();
     mkdirSync(join(work, `sample-${taskId}`));
     const samplePath = join(work, `sample-${taskId}`, 'sample.zip');
     writeFileSync(samplePath, zip);
-    const session = await machinery.start(
-      analysisRequest('qt', { taskId, paths, samplePath, package: 'zip', options: { file: 'run.sh', ...options }, timeoutSeconds: 60, log }),
+    const session = await on.start(
+      analysisRequest(on === machinery ? 'qt' : 'qs', { taskId, paths, samplePath, package: 'zip', options: { file: 'run.sh', ...options }, timeoutSeconds: 60, log }),
     );
     try {
       await session.run(new AbortController().signal);
@@ -236,32 +237,39 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
   const first = (run: GuestRun, kind: string, test: (event: Record<string, unknown>) => boolean = () => true) =>
     run.events.find((event) => event.kind === kind && test(event));
 
-  /** The task as it runs by default: eBPF when the image has the guest's eBPF tracer, strace otherwise. */
+  /** The task as it runs by default: traced by nestbox's monitor in the guest. */
   let standard: GuestRun;
   let strace: GuestRun;
-  let imageHasEbpf: boolean;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'nestbox-guest-trace-'));
     zip = await sampleZip(work);
-    const config = configSchema.parse({ machines: [{ name: 'qt', kind: 'qemu', settings: GUEST_SETTINGS }] });
+    const config = configSchema.parse({
+      machines: [
+        { name: 'qt', kind: 'qemu', settings: GUEST_SETTINGS },
+        { name: 'qs', kind: 'qemu', settings: { ...GUEST_SETTINGS, run_dir: `${GUEST_SETTINGS.run_dir}-strace`, extra_packages: ['strace'] } },
+      ],
+    });
     machinery = createQemuMachinery(config, log);
     await machinery.prepare();
-    imageHasEbpf = DEFAULT_RECIPE.packages.includes('bpftrace');
     standard = await analyse({});
-    strace = imageHasEbpf ? await analyse({ tracer: 'strace' }) : standard;
+    straceMachinery = createQemuMachinery({ ...config, machines: [config.machines[1]!] }, log);
+    await straceMachinery.prepare();
+    strace = await analyse({ tracer: 'strace' }, straceMachinery);
   });
 
   after(async () => {
     await machinery?.close?.();
+    await straceMachinery?.close?.();
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('traces with eBPF when the image has its tracer, and says which tracer ran', () => {
+  it('traces with the monitor of nestbox, and says so', () => {
     const info = first(standard, 'tracer.info');
-    assert.equal(info?.tracer, imageHasEbpf ? 'ebpf' : 'strace', standard.analysisLog);
-    assert.match(String(info?.message), imageHasEbpf ? /bpftrace in the guest: \d+ probes/ : /no eBPF tracer in this guest/);
+    assert.equal(info?.tracer, 'ebpf', standard.analysisLog);
+    assert.match(String(info?.message), /nestbox's monitor in the guest/);
     assert.equal(first(standard, 'tracer.lost'), undefined, 'nothing was lost');
+    assert.doesNotMatch(standard.analysisLog, /strace/);
   });
 
   it('records exec with argv, file writes and connects with decoded addresses', () => {
@@ -278,7 +286,7 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
     );
   });
 
-  it('is invisible to PTRACE_TRACEME: the check misbehaves in the guest', { skip: !DEFAULT_RECIPE.packages.includes('bpftrace') && 'the image has no eBPF tracer' }, () => {
+  it('is invisible to PTRACE_TRACEME: the check misbehaves in the guest', () => {
     const ebpf = standard;
     assert.match(ebpf.analysisLog, /ptrace check exit 0/);
     const check = first(ebpf, 'process.exec', (event) => String(event.path).endsWith('/ptrace-check'));
@@ -290,7 +298,7 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
   it('falls back to strace on request, decoded by the same strace parser, and the sample sees it', () => {
     const info = first(strace, 'tracer.info');
     assert.equal(info?.tracer, 'strace', strace.analysisLog);
-    assert.match(String(info?.message), imageHasEbpf ? /the task chose strace/ : /no eBPF tracer in this guest/);
+    assert.match(String(info?.message), /the task chose strace/);
     assert.deepEqual(first(strace, 'process.exec', (event) => event.path === '/bin/echo')?.argv, ['/bin/echo', 'guest', 'says', 'hi']);
     assert.ok(first(strace, 'net.connect', (event) => event.address === FAKE_SERVER && event.port === 8080));
     assert.match(strace.analysisLog, /ptrace check exit 1/);

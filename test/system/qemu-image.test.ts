@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { compressionOf, decompress } from '../../src/machinery/qemu/decompress.js';
 import { buildImage, DEFAULT_RECIPE } from '../../src/machinery/qemu/image-builder.js';
-import { guestTracerProgram, kernelSyscalls } from '../../src/machinery/qemu/guest-tracer-program.js';
 import { findImage, type GuestImage } from '../../src/machinery/qemu/image-store.js';
 import { INITRAMFS_MODULES, moduleLoadOrder } from '../../src/machinery/qemu/initramfs.js';
 import { uncompressedKernel } from '../../src/machinery/qemu/kernel.js';
@@ -71,17 +70,6 @@ describe('qemu guest image', { timeout: 30 * 60_000 }, () => {
     assert.equal((await findImage(IMAGES_DIR, DEFAULT_RECIPE))?.dir, image.dir);
     assert.equal(await findImage(IMAGES_DIR, { ...DEFAULT_RECIPE, packages: [...DEFAULT_RECIPE.packages, 'gdb'] }), null);
     assert.equal(image.manifest.recipe.suite, 'bookworm');
-  });
-
-  it('writes the guest eBPF program for the calls the guest kernel has, owned by the pid bpftrace is given', async () => {
-    const calls = await kernelSyscalls(image.kernel);
-    for (const call of ['openat', 'execve', 'clone3', 'connect', 'init_module']) assert.ok(calls.has(call), `the kernel has ${call}`);
-    assert.ok(!calls.has('no_such_call'));
-    const program = guestTracerProgram((name) => calls.has(name) && name !== 'openat2', 'Mk', 1234567890);
-    assert.match(program.script, /pid == \$1 && args->pid == \$1/);
-    assert.ok(program.tracepoints.includes('syscalls:sys_enter_openat'));
-    assert.ok(!program.tracepoints.includes('syscalls:sys_enter_openat2'), 'no probe for a call the kernel lacks');
-    assert.equal(program.config.nonce, 1234567890);
   });
 
   it('decompresses what Debian compresses, and refuses what it does not know', async () => {

@@ -1,6 +1,6 @@
 import type { BehaviorEvent } from '../../report/events.js';
-import { BpftraceOutputParser, type BpftraceOutput } from '../host/tracer/bpftrace-output.js';
 import { EventDecoder } from '../host/tracer/event-decoder.js';
+import { parseMonitorLine } from '../host/tracer/monitor-output.js';
 import { ReorderBuffer } from '../host/tracer/reorder-buffer.js';
 import { straceArguments } from '../host/tracer/strace.js';
 import { StraceParser } from '../host/tracer/strace-parser.js';
@@ -10,11 +10,11 @@ import type { TraceRecord } from '../host/tracer/trace-records.js';
  * The guest's behaviour trace, as it arrives on the trace port, decoded by the host tracers' own
  * parsers into behaviour events. The stream starts with a header line saying what follows:
  *
- *     nestbox-trace ebpf <marker> <realtime minus monotonic, ns> <probes>    bpftrace's output (guest/tracer)
- *     nestbox-trace strace <reason>                                          strace's (the analyzer's fallback)
+ *     nestbox-trace monitor           nestbox's monitor's records (guest/tracer), then {"ctl":"end"}
+ *     nestbox-trace strace <reason>   strace's (the analyzer's fallback, where the image has strace)
  *
- * Records are put back in time order (bpftrace reads one CPU buffer after another; strace prints a call
- * that waited late) before the decoder, which needs a fork before what the child did.
+ * Records are put back in time order (the monitor holds a descriptor copy back until it is used; strace
+ * prints a call that waited late) before the decoder, which needs a fork before what the child did.
  */
 const HEADER = 'nestbox-trace ';
 /** The analyzer runs the sample in /tmp: the first process's directory, for its relative paths. */
@@ -35,8 +35,7 @@ export class GuestTraceDecoder {
   private newest = 0;
   /** Said once the first record gives the guest's clock: the task's clock may be years from the host's. */
   private pendingInfo: Omit<Extract<BehaviorEvent, { kind: 'tracer.info' }>, 'ts'> | null = null;
-  private totalsFollow = false;
-  /** The guest tracer said all it will (eBPF: its write totals are through). */
+  /** The guest tracer said all it will (the monitor: its session's last records are through). */
   private finishedSignal: () => void = () => undefined;
   readonly finished = new Promise<void>((resolve) => (this.finishedSignal = resolve));
   tracer: 'ebpf' | 'strace' | null = null;
@@ -67,16 +66,26 @@ export class GuestTraceDecoder {
   }
 
   private begin([format = '', ...rest]: string[]): void {
-    if (format === 'ebpf') this.beginEbpf(rest[0] ?? '', BigInt(rest[1] ?? '0'), Number(rest[2] ?? 0));
+    if (format === 'monitor') this.beginMonitor();
     else if (format === 'strace') this.beginStrace(rest.join(' '));
   }
 
-  private beginEbpf(marker: string, offsetNs: bigint, probes: number): void {
+  private beginMonitor(): void {
     this.tracer = 'ebpf';
-    const toEpoch = (ns: bigint) => Number(ns + offsetNs) / 1e9;
-    const parser = new BpftraceOutputParser(marker, toEpoch, (output) => this.onBpftrace(output));
-    this.info('ebpf', `bpftrace in the guest: ${probes} probes on ${GUEST_CGROUP}`);
-    this.format = { line: (line) => parser.line(line), end: () => parser.end() };
+    this.info('ebpf', `nestbox's monitor in the guest, on ${GUEST_CGROUP}`);
+    this.format = { line: (line) => this.onMonitorLine(line), end: () => undefined };
+  }
+
+  /** The stream is read one char per byte: the monitor's JSON is UTF-8. */
+  private onMonitorLine(line: string): void {
+    const parsed = parseMonitorLine(Buffer.from(line, 'latin1').toString('utf8'));
+    if (!parsed) return;
+    if ('ctl' in parsed) {
+      if ((parsed as { ctl: string }).ctl === 'end') this.finishedSignal();
+      return;
+    }
+    if (parsed.op === 'lost') this.lost += parsed.count;
+    this.push(parsed);
   }
 
   private beginStrace(reason: string): void {
@@ -84,27 +93,6 @@ export class GuestTraceDecoder {
     const parser = new StraceParser((record) => this.push(record));
     this.info('strace', `strace --seccomp-bpf in the guest (the sample can detect it): ${reason}`);
     this.format = { line: (line) => parser.line(line), end: () => this.finishedSignal() };
-  }
-
-  private onBpftrace(output: BpftraceOutput): void {
-    switch (output.kind) {
-      case 'record':
-        // The write totals after the end marker are stamped with the host's clock: they are the trace's last word.
-        this.push(this.totalsFollow ? { ...output.record, ts: this.newest } : output.record);
-        return;
-      case 'end':
-        this.totalsFollow = true;
-        return;
-      case 'lost':
-        this.lost += output.count;
-        this.push({ ts: this.newest, tid: 0, op: 'lost', count: output.count });
-        return;
-      case 'ready':
-        if (output.which === 5) this.finishedSignal();
-        return;
-      default:
-        return;
-    }
   }
 
   private push(record: TraceRecord): void {

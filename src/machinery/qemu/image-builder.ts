@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { lockFile } from '../host/file-lock.js';
 import { findImage, GuestImage, imageDir, imageVersion, type ImageManifest, type ImageRecipe } from './image-store.js';
 import { buildInitramfs } from './initramfs.js';
-import { installGuestTracer } from './guest-tracer-program.js';
+import { installGuestMonitor } from './guest-monitor.js';
 import { fetchDebianKernel } from './kernel.js';
 import { buildRootfs, DEFAULT_GUEST_PACKAGES, makeDiskImage } from './rootfs.js';
 
@@ -53,7 +53,7 @@ async function buildLocked(imagesDir: string, recipe: ImageRecipe, log: Logger):
     log.info({ recipe: recipe.name, version }, 'building guest image: root file system (the first debootstrap takes minutes)');
     const root = join(work, 'root');
     await buildRootfs(root, recipe, join(imagesDir, 'cache'));
-    if (recipe.packages.includes('bpftrace')) await installGuestTracer(root, kernel.vmlinux);
+    await installGuestMonitor(root);
     await makeDiskImage(root, join(work, 'base.qcow2'), join(work, 'root.ext4'));
     for (const scratch of ['root', 'debs', 'kernel-package', 'busybox-package', 'initramfs', 'root.ext4']) {
       await rm(join(work, scratch), { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { guestFilesDigest, IMAGE_GUEST_FILES } from './guest-files.js';
-import { guestTracerDigest } from './guest-tracer-program.js';
+import { monitorSourcesDigest } from '../host/tracer/monitor-build.js';
 import { INITRAMFS_MODULES } from './initramfs.js';
 import type { RootfsRecipe } from './rootfs.js';
 
@@ -64,7 +64,7 @@ export class GuestImage {
 export async function imageVersion(recipe: ImageRecipe): Promise<string> {
   const guest = await guestFilesDigest(IMAGE_GUEST_FILES);
   return createHash('sha256')
-    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, tracer: recipe.packages.includes('bpftrace') ? guestTracerDigest() : null, builder: IMAGE_BUILDER_VERSION }))
+    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, monitor: monitorSourcesDigest(), builder: IMAGE_BUILDER_VERSION }))
     .digest('hex')
     .slice(0, 12);
 }

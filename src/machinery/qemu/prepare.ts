@@ -59,7 +59,8 @@ export async function prepareQemuMachine(name: string, settings: QemuSettings, o
 }
 
 function recipeOf(settings: QemuSettings) {
-  return { ...DEFAULT_RECIPE, name: `debian-${settings.suite}`, suite: settings.suite, mirror: settings.mirror };
+  const packages = [...DEFAULT_RECIPE.packages, ...settings.extra_packages.filter((name) => !DEFAULT_RECIPE.packages.includes(name))];
+  return { ...DEFAULT_RECIPE, name: `debian-${settings.suite}`, suite: settings.suite, mirror: settings.mirror, packages };
 }
 
 /**

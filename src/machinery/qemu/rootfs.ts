@@ -6,8 +6,8 @@ import { mustRun } from '../host/command.js';
 import { guestFile } from './guest-files.js';
 
 /**
- * The guest's root file system: a Debian minbase with the interpreters samples expect, strace (and,
- * with GUEST_EBPF_PACKAGES, bpftrace) for the analyzer, nestbox's agent and tracer, and busybox init
+ * The guest's root file system: a Debian minbase with the interpreters samples expect, nestbox's agent
+ * and tracer (the image builder adds nestbox's monitor), and busybox init
  * (no service manager: the guest is ready seconds after the kernel starts, even under TCG). Written into an ext4 image and converted to the qcow2 base image.
  */
 export interface RootfsRecipe {
@@ -18,21 +18,13 @@ export interface RootfsRecipe {
 
 /**
  * What the analysis packages run (src/analysis/packages: python3, perl, bash, nodejs, 7-Zip with xz and
- * bzip2, file to pick an archive's file, curl where there is no browser), strace for the analyzer, busybox.
+ * bzip2, file to pick an archive's file, curl where there is no browser), the libraries of nestbox's
+ * monitor (libbpf, libelf), busybox. No strace: the monitor traces, invisibly (the machine setting
+ * extra_packages can add it for the analyzer's fallback).
  */
 export const DEFAULT_GUEST_PACKAGES = [
-  'python3', 'perl', 'bash', 'nodejs', 'p7zip-full', 'xz-utils', 'bzip2', 'file', 'strace', 'busybox', 'curl', 'iproute2', 'procps',
+  'python3', 'perl', 'bash', 'nodejs', 'p7zip-full', 'xz-utils', 'bzip2', 'file', 'libbpf1', 'libelf1', 'busybox', 'curl', 'iproute2', 'procps',
 ];
-/**
- * Adds the guest's eBPF tracer (guest/tracer) to a recipe. Not in the default image yet: under TCG on
- * a loaded 2-core host its program did not attach within the boot that saves the ready state, and the
- * analyzer then falls back to strace anyway. Almost all of that start is bpftrace's LLVM compile (on the
- * host: about 9.5 s to compile, 0.3 s to attach). Compiling on the host with bpftrace 0.17's `--aot` for
- * `bpftrace-aotrt` does not help: its portability check refuses the program (every cast, every
- * `curtask` and the positional parameter). The program also reads sched_process_exit's `group_dead`,
- * which the guest's 6.1 kernel does not have (added in later kernels).
- */
-export const GUEST_EBPF_PACKAGES = ['bpftrace'];
 export const GUEST_HOSTNAME = 'workstation';
 /** Free space left in the guest's file system for what samples write. */
 const FREE_SPACE_BYTES = 1024 ** 3;

@@ -17,18 +17,20 @@ export const qemuSettingsSchema = z.strictObject({
   /** Debian release and mirror of the built image. */
   suite: z.string().default('bookworm'),
   mirror: z.string().default('http://deb.debian.org/debian'),
+  /** Debian packages the built image has beyond its own (strace, for the analyzer's fallback tracer; tools samples expect). */
+  extra_packages: z.array(z.string().regex(/^[a-z0-9][a-z0-9+.-]+$/)).default([]),
   memory_mb: z.number().int().min(128).default(512),
   cpus: z.number().int().min(1).max(16).default(1),
   /** auto: KVM when a short boot test shows it works on this host, else TCG (software emulation). */
   accel: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
   /**
    * nestbox: nestbox's Linux analyzer runs the sample (behaviour trace, dropped files, process dumps; the
-   * guest needs Python 3 and strace, as nestbox's image has). none: the sample is only stored and started
+   * guest needs Python 3, and nestbox's monitor or strace). none: the sample is only stored and started
    * through the agent, for guests prepared for Cuckoo (Windows...): screenshots, capture and full memory
    * dump, no behaviour log.
    */
   analyzer: z.enum(['nestbox', 'none']).default('nestbox'),
-  /** Record the behaviour with strace in the guest (nestbox's analyzer only). */
+  /** Record the behaviour in the guest (nestbox's analyzer only): with nestbox's monitor, else strace if the image has it. */
   tracing: z.boolean().default(true),
   screenshots: z.boolean().default(true),
   /** Seconds between two looks at the screen. */

@@ -19,9 +19,7 @@ export const MONITOR_BUILD_DIR = '/var/lib/nestbox/monitor';
  * callers and crashed builds never leave a half-written monitor under the final name.
  */
 export async function ensureMonitor(dir = MONITOR_BUILD_DIR): Promise<string> {
-  const hash = createHash('sha256');
-  for (const file of SOURCE_FILES) hash.update(file).update(readFileSync(join(MONITOR_SOURCES, file)));
-  const binary = join(dir, `monitor-${hash.digest('hex').slice(0, 12)}`);
+  const binary = join(dir, `monitor-${monitorSourcesDigest()}`);
   if (existsSync(binary)) return binary;
   await mkdir(dir, { recursive: true });
   const build = await mkdtemp(join(dir, 'build-'));
@@ -32,6 +30,13 @@ export async function ensureMonitor(dir = MONITOR_BUILD_DIR): Promise<string> {
     await rm(build, { recursive: true, force: true });
   }
   return binary;
+}
+
+/** Identifies the monitor's sources: a new version builds a new monitor (and a new qemu guest image). */
+export function monitorSourcesDigest(): string {
+  const hash = createHash('sha256');
+  for (const file of SOURCE_FILES) hash.update(file).update(readFileSync(join(MONITOR_SOURCES, file)));
+  return hash.digest('hex').slice(0, 12);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
