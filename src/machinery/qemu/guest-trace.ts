@@ -1,6 +1,6 @@
 import type { BehaviorEvent } from '../../report/events.js';
-import { EventDecoder } from '../host/tracer/event-decoder.js';
 import { parseMonitorLine } from '../host/tracer/monitor-output.js';
+import { sampleDecoder, type RecordsDecoder } from '../host/tracer/sample-scope.js';
 import { ReorderBuffer } from '../host/tracer/reorder-buffer.js';
 import { straceArguments } from '../host/tracer/strace.js';
 import { StraceParser } from '../host/tracer/strace-parser.js';
@@ -29,7 +29,7 @@ export function straceOptions(): string[] {
 }
 
 export class GuestTraceDecoder {
-  private readonly decoder: EventDecoder;
+  private readonly decoder: RecordsDecoder;
   private readonly reorder: ReorderBuffer<TraceRecord>;
   private format: { line: (line: string) => void; end: () => void } | null = null;
   private newest = 0;
@@ -42,7 +42,9 @@ export class GuestTraceDecoder {
   lost = 0;
 
   constructor(private readonly emit: (event: BehaviorEvent) => void) {
-    this.decoder = new EventDecoder(emit, { cwdOf: () => SAMPLE_CWD });
+    // The analyzer starts the sample itself (its first exec in the sample cgroup): what runs there before
+    // that exec is the analyzer's own, and is left out of the report.
+    this.decoder = sampleDecoder(emit, { initPath: '', cwd: SAMPLE_CWD }, { belowInit: true, cwdOf: () => SAMPLE_CWD });
     this.reorder = new ReorderBuffer<TraceRecord>(REORDER_WINDOW_SECONDS, (record) => this.decoder.record(record));
   }
 
