@@ -106,7 +106,7 @@ export function callOf(event: BehaviorEvent): Call {
   const { ret, payload, args, ...rest } = body as Record<string, unknown>;
   const api = apiOf(event) ?? kind;
   const returnValue = typeof ret === 'number' ? ret : 0;
-  const named = kind === 'system.call' && isRecord(args) ? args : rest;
+  const named = kind === 'system.call' && isRecord(args) ? args : withoutCallName(rest, api);
   return {
     api,
     category: categoryOf(kind, api),
@@ -116,6 +116,13 @@ export function callOf(event: BehaviorEvent): Call {
     return_value: returnValue,
     arguments: typeof payload === 'string' ? { ...named, buffer: bufferText(payload) } : named,
   };
+}
+
+/** Some kinds say which call made them (`call: 'mprotect'`): that is the api already, not an argument. */
+function withoutCallName(fields: Record<string, unknown>, api: string): Record<string, unknown> {
+  if (fields.call !== api) return fields;
+  const { call: _call, ...rest } = fields;
+  return rest;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -72,9 +72,10 @@ export type EventBody =
   | { kind: 'net.accept'; fd: number; ret: number }
   /**
    * `payload`: the first bytes sent or received (at most 256), hex-encoded, when the tracer read them; a send
-   * without one may total several calls (writes summed until the socket was closed).
+   * without one may total several calls (writes summed until the socket was closed); `ret` only on a
+   * send of one call.
    */
-  | { kind: 'net.send'; fd: number; family?: string; address?: string; port?: number; bytes: number; payload?: string }
+  | { kind: 'net.send'; fd: number; family?: string; address?: string; port?: number; bytes: number; payload?: string; ret?: number }
   | { kind: 'net.recv'; fd: number; family?: string; address?: string; port?: number; bytes: number; payload?: string; ret: number }
   // Memory and code
   | { kind: 'memory.memfd'; name: string; ret: number }

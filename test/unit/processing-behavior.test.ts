@@ -221,7 +221,7 @@ const SYSCALLS: BehaviorEvent[] = [
   named(200, 0.2, 'socket', { kind: 'net.socket', family: 'inet', type: 1, protocol: 0, ret: 3 }),
   named(200, 0.3, 'connect', { kind: 'net.connect', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, ret: 0 }),
   named(200, 0.4, 'sendto', {
-    kind: 'net.send', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, payload: Buffer.from('{"a":1}\r\n\u0000\\').toString('hex'),
+    kind: 'net.send', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, payload: Buffer.from('{"a":1}\r\n\u0000\\').toString('hex'), ret: 9,
   }),
   named(200, 0.5, 'recvfrom', { kind: 'net.recv', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 3, payload: '6f6b0a', ret: 3 }),
   named(200, 0.6, 'dup2', { kind: 'file.dup', oldfd: 3, newfd: 0, object: 'socket', family: 'inet', address: '203.0.113.9', port: 4444, ret: 0 }),
@@ -266,7 +266,7 @@ describe('behaviour named by system calls', () => {
       time: T0 + 0.4,
       tid: 200,
       status: true,
-      return_value: 0,
+      return_value: 9,
       arguments: { fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, buffer: '{"a":1}\\r\\n\\x00\\\\' },
     });
     assert.deepEqual(byApi('recvfrom').arguments.buffer, 'ok\\n');

@@ -62,8 +62,9 @@ describe('event decoder: system call names and the new calls', () => {
       { op: 'recv', api: 'recvmsg', fd: 3, address: null, ret: -11 },
     ]);
     const [send, recv, failed] = events.filter((e) => e.kind === 'net.send' || e.kind === 'net.recv');
-    assert.deepEqual(send && { kind: send.kind, api: send.api, ...peer(send), bytes: (send as { bytes: number }).bytes, payload: (send as { payload?: string }).payload }, {
-      kind: 'net.send', api: 'sendto', family: 'inet', address: '203.0.113.9', port: 4444, bytes: 5, payload: '68656c6c6f',
+    const sent = send as { bytes: number; payload?: string; ret?: number };
+    assert.deepEqual(send && { kind: send.kind, api: send.api, ...peer(send), bytes: sent.bytes, payload: sent.payload, ret: sent.ret }, {
+      kind: 'net.send', api: 'sendto', family: 'inet', address: '203.0.113.9', port: 4444, bytes: 5, payload: '68656c6c6f', ret: 5,
     });
     assert.deepEqual(recv && { kind: recv.kind, ...peer(recv), payload: (recv as { payload?: string }).payload, ret: (recv as { ret: number }).ret }, {
       kind: 'net.recv', family: 'inet', address: '203.0.113.9', port: 4444, payload: '6f6b', ret: 2,

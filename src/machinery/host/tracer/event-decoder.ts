@@ -149,7 +149,14 @@ export class EventDecoder {
         return;
       }
       case 'send':
-        this.event(r, { kind: 'net.send', fd: r.fd, ...this.peerOf(r.tid, r.fd, r.address), bytes: Math.max(r.ret, 0), ...payloadOf(r.payload) });
+        this.event(r, {
+          kind: 'net.send',
+          fd: r.fd,
+          ...this.peerOf(r.tid, r.fd, r.address),
+          bytes: Math.max(r.ret, 0),
+          ...payloadOf(r.payload),
+          ret: r.ret,
+        });
         return;
       case 'recv':
         this.event(r, {
