@@ -149,18 +149,9 @@ export class EventDecoder {
         return;
       }
       case 'send':
-        this.event(r, {
-          kind: 'net.send',
-          fd: r.fd,
-          ...this.peerOf(r.tid, r.fd, r.address),
-          bytes: Math.max(r.ret, 0),
-          ...payloadOf(r.payload),
-          ret: r.ret,
-        });
-        return;
       case 'recv':
         this.event(r, {
-          kind: 'net.recv',
+          kind: r.op === 'send' ? 'net.send' : 'net.recv',
           fd: r.fd,
           ...this.peerOf(r.tid, r.fd, r.address),
           bytes: Math.max(r.ret, 0),
