@@ -75,6 +75,7 @@ machines:                    # analysis machines; kind linux needs no VM image
     #   pids_max: 512                 # processes and threads
     #   cpu_percent: 100              # of one core
     #   tracing: true                 # behaviour trace (eBPF, strace where eBPF does not work)
+    #   tracer: auto                  # auto, or strace to always trace with strace (the sample can see it)
     #   screenshots: true
     #   screenshot_interval: 1        # seconds
     #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size

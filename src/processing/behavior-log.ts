@@ -1,13 +1,15 @@
 import { basename } from 'node:path';
 import type { BehaviorEvent } from '../report/events.js';
-import { CALL_INDEX, type EventFold, foldOne, type Indexed } from '../report/event-log.js';
+import { apiOf, callOf } from '../report/calls.js';
+import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
  * line: memory stays bounded whatever the log's size, because calls, summary values and processes are
  * kept only up to the limits below while counts (apistats) stay exact. What was cut is said in
- * `anomaly`.
+ * `anomaly`. Calls and apistats name system calls: apistats are the tracer's own counts of every call of
+ * a process when it gave them, otherwise the decoded calls counted.
  */
 
 export interface BehaviorLimits {
@@ -119,7 +121,10 @@ interface ProcessState {
   firstSeen: number;
   calls: Call[];
   summary: Summary;
-  apistats: Map<string, number>;
+  /** Decoded calls by system call name. */
+  decoded: Map<string, number>;
+  /** The tracer's counts of every call, when it counted them. */
+  counted: Map<string, number> | undefined;
   /** `address|port` this process connected or sent to. */
   destinations: Set<string>;
 }
@@ -157,9 +162,16 @@ class Reconstructor {
       this.untrackedEvents++;
       return;
     }
-    process.apistats.set(event.kind, (process.apistats.get(event.kind) ?? 0) + 1);
+    if (event.kind === 'process.counts') {
+      countCalls(process, event.counts);
+      return;
+    }
     this.apply(process, event);
     for (const [category, value] of categorise(event)) this.mark(process, category, String(value));
+    // An event of a kind this version does not know is no call it can name.
+    const api = apiOf(event);
+    if (api === undefined) return;
+    process.decoded.set(api, (process.decoded.get(api) ?? 0) + 1);
     this.record(process, event);
   }
 
@@ -185,7 +197,8 @@ class Reconstructor {
       firstSeen,
       calls: [],
       summary: new Summary(this.limits.valuesPerProcess),
-      apistats: new Map(),
+      decoded: new Map(),
+      counted: undefined,
       destinations: new Set(),
     };
     this.processes.set(pid, state);
@@ -200,7 +213,7 @@ class Reconstructor {
       process.path = String(event.path);
       process.name = basename(process.path) || process.name;
       process.commandLine = commandLine(event.argv);
-    } else if ((event.kind === 'net.connect' || event.kind === 'net.send') && isInet(event.family ?? '') && event.address) {
+    } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {
       process.destinations.add(`${event.address}|${event.port}`);
     }
   }
@@ -216,17 +229,7 @@ class Reconstructor {
       this.droppedCalls++;
       return;
     }
-    const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, ...rest } = event as Indexed & Record<string, unknown>;
-    const { ret, ...args } = rest as { ret?: unknown } & Record<string, unknown>;
-    process.calls.push({
-      api: kind,
-      category: callCategory(kind),
-      time: ts,
-      tid,
-      status: typeof ret !== 'number' || ret >= 0,
-      return_value: typeof ret === 'number' ? ret : 0,
-      arguments: args,
-    });
+    process.calls.push(callOf(event));
     this.keptCalls++;
   }
 
@@ -261,7 +264,7 @@ class Reconstructor {
       generic: processes.map(genericEntry),
       summary: this.summary.toJson(),
       anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
-      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), Object.fromEntries(process.apistats)])),
+      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), Object.fromEntries(process.counted ?? process.decoded)])),
     };
     return { section, eventsLost: this.tracer.lost, tracer: this.tracer.name };
   }
@@ -341,12 +344,13 @@ function isInet(family: string): boolean {
   return family === 'inet' || family === 'inet6';
 }
 
-function callCategory(kind: string): Call['category'] {
-  const prefix = kind.slice(0, kind.indexOf('.'));
-  if (prefix === 'net') return 'network';
-  if (prefix === 'module') return 'system';
-  if (prefix === 'process' || prefix === 'file' || prefix === 'memory' || prefix === 'tracer') return prefix;
-  return 'system';
+/** The tracer's totals since the process was first traced: a later report of a call replaces an earlier one. */
+function countCalls(process: ProcessState, counts: unknown): void {
+  if (typeof counts !== 'object' || counts === null) return;
+  process.counted ??= new Map();
+  for (const [name, count] of Object.entries(counts)) {
+    if (Number.isSafeInteger(count) && (count as number) >= 0) process.counted.set(name, count as number);
+  }
 }
 
 /** argv as one line, each argument quoted like a shell would need it. */

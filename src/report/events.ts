@@ -13,6 +13,11 @@ export interface EventBase {
   tid: number;
   /** The thread's name (comm) when the event happened. */
   comm: string;
+  /**
+   * The system call the event comes from (`openat`, `dup2`, `sendto`...), when the tracer named it. Logs of
+   * tracers that did not name calls lack it: readers then take `DEFAULT_API` of the kind.
+   */
+  api?: string;
 }
 
 export type BehaviorEvent = EventBase & EventBody;
@@ -27,6 +32,28 @@ export type EventBody =
   | { kind: 'process.ptrace'; request: number; target: number; ret: number }
   | { kind: 'process.setid'; call: string; ids: number[]; ret: number }
   | { kind: 'process.kill'; target: number; signal: number; ret: number }
+  /** nanosleep, clock_nanosleep, alarm, timerfd_settime...: how long the process asked to wait. */
+  | { kind: 'process.sleep'; seconds: number; ret: number }
+  /**
+   * How many times the process made each system call (by name), every call counted, decoded or not; the
+   * totals since it was first traced. Not a call itself: it never appears among the calls.
+   */
+  | { kind: 'process.counts'; counts: Record<string, number> }
+  /**
+   * A descriptor copied (dup, dup2, dup3, fcntl F_DUPFD): `newfd` now refers to what `oldfd` did, described
+   * by `object` (and its path, or its socket's family and peer), so that a socket moved onto 0, 1 or 2 shows.
+   */
+  | {
+      kind: 'file.dup';
+      oldfd: number;
+      newfd: number;
+      object: 'file' | 'socket' | 'pipe' | 'memfd' | 'unknown';
+      path?: string;
+      family?: string;
+      address?: string;
+      port?: number;
+      ret: number;
+    }
   // Files: paths are as the sample saw them (absolute inside the machine when resolvable).
   | { kind: 'file.open'; path: string; flags: number; mode: number; ret: number }
   | { kind: 'file.write'; path: string; bytes: number }
@@ -43,11 +70,22 @@ export type EventBody =
   | { kind: 'net.bind'; fd: number; family: string; address: string; port: number; ret: number }
   | { kind: 'net.listen'; fd: number; ret: number }
   | { kind: 'net.accept'; fd: number; ret: number }
-  | { kind: 'net.send'; fd: number; family?: string; address?: string; port?: number; bytes: number }
+  /**
+   * `payload`: the first bytes sent or received (at most 256), hex-encoded, when the tracer read them; a send
+   * without one may total several calls (writes summed until the socket was closed); `ret` only on a
+   * send of one call.
+   */
+  | { kind: 'net.send'; fd: number; family?: string; address?: string; port?: number; bytes: number; payload?: string; ret?: number }
+  | { kind: 'net.recv'; fd: number; family?: string; address?: string; port?: number; bytes: number; payload?: string; ret: number }
   // Memory and code
   | { kind: 'memory.memfd'; name: string; ret: number }
   | { kind: 'memory.exec_map'; call: 'mmap' | 'mprotect'; address: string; length: number; prot: number; path?: string }
   | { kind: 'module.load'; call: string; path?: string; ret: number }
+  /**
+   * Any other decoded call (setsid, setpgid, prctl, capset, mount, truncate, getdents64, fcntl,
+   * timerfd_create...): `api` names it, `args` holds its arguments by the kernel's names.
+   */
+  | { kind: 'system.call'; args: Record<string, number | string>; ret: number }
   // The tracer itself: events it had to drop, so the report can say so.
   | { kind: 'tracer.lost'; count: number }
   | { kind: 'tracer.info'; tracer: string; message: string };

@@ -55,10 +55,13 @@ export interface TargetSection {
   url?: string;
 }
 
-/** One recorded system call or event, in Cuckoo's call shape. `api` is the event kind (e.g. `file.open`). */
+/**
+ * One recorded system call, in Cuckoo's call shape (report/calls.ts): `api` is the system call's name (e.g.
+ * `openat`), `arguments` its arguments by name, a payload as `buffer` text with unprintable bytes escaped.
+ */
 export interface Call {
   api: string;
-  category: 'process' | 'file' | 'network' | 'memory' | 'system' | 'tracer';
+  category: 'process' | 'file' | 'network' | 'memory' | 'synchronisation' | 'system';
   time: number;
   tid: number;
   status: boolean;

@@ -175,6 +175,11 @@ const CHECKS = new Map<string, Check>([
   ['memory.memfd', (event) => isString(event.name)],
   ['memory.exec_map', (event) => isString(event.call)],
   ['module.load', (event) => isString(event.call)],
+  ['file.dup', (event) => isNumber(event.oldfd) && isNumber(event.newfd) && isString(event.object)],
+  ['process.sleep', (event) => isNumber(event.seconds)],
+  ['system.call', (event) => typeof event.args === 'object' && event.args !== null && isNumber(event.ret)],
+  ['net.socket', (event) => isString(event.family) && isNumber(event.type) && isNumber(event.ret)],
+  ['net.send', (event) => isNumber(event.fd) && (event.payload === undefined || isString(event.payload))],
 ]);
 
 /** Whether an event (kind and pid already checked by the reader) has every field signatures rely on. */

@@ -18,6 +18,7 @@ import { CredentialCloudConfig } from './linux/credential-cloud-config.js';
 import { CredentialShadow } from './linux/credential-shadow.js';
 import { CredentialSshKeys } from './linux/credential-ssh-keys.js';
 import { CryptoWalletAccess } from './linux/crypto-wallet-access.js';
+import { Daemonize } from './linux/daemonize.js';
 import { DgaDomains } from './linux/dga-domains.js';
 import { DisableSelinuxApparmor } from './linux/disable-selinux-apparmor.js';
 import { DnsTxtQuery } from './linux/dns-txt-query.js';
@@ -33,6 +34,7 @@ import { IrcTraffic } from './linux/irc-traffic.js';
 import { KernelModuleLoad } from './linux/kernel-module-load.js';
 import { KillSecurityTools } from './linux/kill-security-tools.js';
 import { LogWiping } from './linux/log-wiping.js';
+import { LongSleep } from './linux/long-sleep.js';
 import { MinerPool } from './linux/miner-pool.js';
 import { MinerStratum } from './linux/miner-stratum.js';
 import { NetworkDiscovery } from './linux/network-discovery.js';
@@ -54,6 +56,7 @@ import { ProcessInjectionPtrace } from './linux/process-injection-ptrace.js';
 import { ProcessRenameMasquerade } from './linux/process-rename-masquerade.js';
 import { RansomwareFileRenames } from './linux/ransomware-file-renames.js';
 import { RansomwareNote } from './linux/ransomware-note.js';
+import { RawTcpProtocol } from './linux/raw-tcp-protocol.js';
 import { ReverseShellCommandLine } from './linux/reverse-shell-command-line.js';
 import { ReverseShell } from './linux/reverse-shell.js';
 import { RootkitLdPreload } from './linux/rootkit-ld-preload.js';
@@ -87,6 +90,7 @@ export const SIGNATURES: readonly SignatureClass[] = [
   CredentialShadow,
   CredentialSshKeys,
   CryptoWalletAccess,
+  Daemonize,
   DgaDomains,
   DisableSelinuxApparmor,
   DnsTxtQuery,
@@ -102,6 +106,7 @@ export const SIGNATURES: readonly SignatureClass[] = [
   KernelModuleLoad,
   KillSecurityTools,
   LogWiping,
+  LongSleep,
   MinerPool,
   MinerStratum,
   NetworkDiscovery,
@@ -123,6 +128,7 @@ export const SIGNATURES: readonly SignatureClass[] = [
   ProcessRenameMasquerade,
   RansomwareFileRenames,
   RansomwareNote,
+  RawTcpProtocol,
   ReverseShellCommandLine,
   ReverseShell,
   RootkitLdPreload,

@@ -2,7 +2,7 @@ import type { BehaviorEvent, EventKind } from '../report/events.js';
 import type { Report, SignatureMark, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { techniquesOf } from './attack.js';
-import { callOf } from './call.js';
+import { callOf } from '../report/calls.js';
 import type { ProcessTable } from './process-table.js';
 
 /**

@@ -25,10 +25,16 @@ export class EventLog {
   readonly events: BehaviorEvent[] = [];
   #clock = 1_700_000_000;
 
-  add(pid: number, body: EventBody, options: { ppid?: number; comm?: string; tid?: number; at?: number } = {}): this {
+  add(pid: number, body: EventBody, options: { ppid?: number; comm?: string; tid?: number; at?: number; api?: string } = {}): this {
     this.#clock = options.at ?? this.#clock + 0.01;
-    this.events.push({ ts: this.#clock, pid, ppid: options.ppid ?? 1, tid: options.tid ?? pid, comm: options.comm ?? 'sample', ...body } as BehaviorEvent);
+    const api = options.api === undefined ? {} : { api: options.api };
+    this.events.push({ ts: this.#clock, pid, ppid: options.ppid ?? 1, tid: options.tid ?? pid, comm: options.comm ?? 'sample', ...api, ...body } as BehaviorEvent);
     return this;
+  }
+
+  /** A system call decoded with its arguments (`system.call`), named `api`. */
+  call(pid: number, api: string, args: Record<string, number | string> = {}, ret = 0): this {
+    return this.add(pid, { kind: 'system.call', args, ret }, { api });
   }
 
   exec(pid: number, path: string, argv: string[], ret = 0): this {

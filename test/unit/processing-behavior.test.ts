@@ -78,9 +78,9 @@ describe('behaviour from the event log', () => {
     );
     assert.equal(processes[0]!.first_seen, T0 + 0.1);
     assert.equal(processes[1]!.first_seen, T0 + 0.6, 'a child is seen when it is forked');
-    const failedOpen = processes[0]!.calls.find((call) => call.api === 'file.open' && call.arguments.path === '/root/.ssh/id_rsa');
+    const failedOpen = processes[0]!.calls.find((call) => call.api === 'openat' && call.arguments.path === '/root/.ssh/id_rsa');
     assert.deepEqual(failedOpen, {
-      api: 'file.open',
+      api: 'openat',
       category: 'file',
       time: T0 + 0.33,
       tid: 100,
@@ -88,7 +88,11 @@ describe('behaviour from the event log', () => {
       return_value: -2,
       arguments: { path: '/root/.ssh/id_rsa', flags: 0, mode: 0 },
     });
-    assert.equal(processes[1]!.calls.find((call) => call.api === 'net.connect')!.category, 'network');
+    assert.equal(processes[1]!.calls.find((call) => call.api === 'connect')!.category, 'network');
+    assert.ok(
+      processes.every((p) => p.calls.every((call) => /^[a-z0-9_]+$/.test(call.api))),
+      'calls are named by system calls, never by nestbox event kinds (events without a name take their likely call)',
+    );
     assert.equal(processes[0]!.calls.length, 19, 'every event of pid 100; the tracer notes are no calls');
     assert.equal(result.tracer, 'ebpf');
   });
@@ -132,14 +136,7 @@ describe('behaviour from the event log', () => {
 
   it('counts every call per process and reports lost events and unreadable lines as anomalies', async () => {
     const { section, eventsLost } = (await reconstructBehavior(log))!;
-    assert.deepEqual(section.apistats['101'], {
-      'process.exec': 1,
-      'net.socket': 1,
-      'net.send': 1,
-      'net.connect': 2,
-      'process.setid': 1,
-      'process.exit': 1,
-    });
+    assert.deepEqual(section.apistats['101'], { execve: 1, socket: 1, sendto: 1, connect: 2, setuid: 1, exit_group: 1 });
     assert.equal(section.apistats['0'], undefined, 'tracer notes belong to no process');
     assert.equal(eventsLost, 17);
     assert.deepEqual(section.anomaly, [
@@ -168,7 +165,7 @@ describe('behaviour from the event log', () => {
   it('leaves the calls out when asked (json.calls=0) and cuts at its limits, saying so', async () => {
     const withoutCalls = (await reconstructBehavior(log, { keepCalls: false }))!.section;
     assert.ok(withoutCalls.processes.every((p) => p.calls.length === 0));
-    assert.equal(withoutCalls.apistats['100']!['file.open'], 5);
+    assert.equal(withoutCalls.apistats['100']!['openat'], 5);
     const limited = (await reconstructBehavior(log, { limits: { callsPerProcess: 3, calls: 5, valuesPerProcess: 1, values: 2, processes: 2 } }))!.section;
     assert.equal(limited.processes.length, 2);
     assert.deepEqual(limited.processes.map((p) => p.calls.length), [3, 2]);
@@ -211,6 +208,83 @@ describe('behaviour from the event log', () => {
 
   it('quotes command-line arguments only where a shell would need it', () => {
     assert.equal(commandLine(['ls', '-la', '/tmp/a b', "it's", 'k=v,x:y@z%']), "ls -la '/tmp/a b' 'it'\\''s' k=v,x:y@z%");
+  });
+});
+
+/** Events as a tracer that names its calls writes them: every event has its `api`, and per-process counts. */
+function named(pid: number, ts: number, api: string, body: EventBody): BehaviorEvent {
+  return { ...event(pid, 1, ts, body), api } as BehaviorEvent;
+}
+
+const SYSCALLS: BehaviorEvent[] = [
+  named(200, 0.1, 'execve', { kind: 'process.exec', path: '/tmp/rs', argv: ['./rs'], ret: 0 }),
+  named(200, 0.2, 'socket', { kind: 'net.socket', family: 'inet', type: 1, protocol: 0, ret: 3 }),
+  named(200, 0.3, 'connect', { kind: 'net.connect', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, ret: 0 }),
+  named(200, 0.4, 'sendto', {
+    kind: 'net.send', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, payload: Buffer.from('{"a":1}\r\n\u0000\\').toString('hex'), ret: 9,
+  }),
+  named(200, 0.5, 'recvfrom', { kind: 'net.recv', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 3, payload: '6f6b0a', ret: 3 }),
+  named(200, 0.6, 'dup2', { kind: 'file.dup', oldfd: 3, newfd: 0, object: 'socket', family: 'inet', address: '203.0.113.9', port: 4444, ret: 0 }),
+  named(200, 0.7, 'setsid', { kind: 'system.call', args: {}, ret: 200 }),
+  named(200, 0.71, 'mount', { kind: 'system.call', args: { source: 'none', target: '/mnt', filesystemtype: 'tmpfs', mountflags: 0 }, ret: -1 }),
+  named(200, 0.8, 'clock_nanosleep', { kind: 'process.sleep', seconds: 600, ret: 0 }),
+  named(200, 0.9, 'creat', { kind: 'file.open', path: '/tmp/x', flags: 0o1101, mode: 0o644, ret: 4 }),
+  { ...event(200, 1, 1.0, { kind: 'process.counts', counts: { openat: 40, read: 12, getdents64: 3, creat: 1 } }) } as BehaviorEvent,
+  named(201, 1.1, 'execve', { kind: 'process.exec', path: '/bin/sh', argv: ['sh', '-c', 'id'], ret: 0 }),
+  named(201, 1.2, 'openat', { kind: 'file.open', path: '/etc/passwd', flags: 0, mode: 0, ret: 3 }),
+  named(201, 1.3, 'openat', { kind: 'file.open', path: '/etc/group', flags: 0, mode: 0, ret: 3 }),
+];
+
+describe('behaviour named by system calls', () => {
+  let dir: string;
+  let log: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'nestbox-behavior-api-'));
+    log = join(dir, 'events.jsonl');
+    writeFileSync(log, SYSCALLS.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes apistats from the tracer\'s counts, which include calls it did not decode', async () => {
+    const { section } = (await reconstructBehavior(log))!;
+    assert.deepEqual(section.apistats['200'], { openat: 40, read: 12, getdents64: 3, creat: 1 });
+  });
+
+  it('counts the decoded calls by name for a process the tracer gave no counts for', async () => {
+    const { section } = (await reconstructBehavior(log))!;
+    assert.deepEqual(section.apistats['201'], { execve: 1, openat: 2 });
+  });
+
+  it('gives every call in Cuckoo\'s shape, payloads as escaped text', async () => {
+    const { section } = (await reconstructBehavior(log))!;
+    const calls = section.processes.find((p) => p.pid === 200)!.calls;
+    assert.deepEqual(calls.map((call) => call.api), ['execve', 'socket', 'connect', 'sendto', 'recvfrom', 'dup2', 'setsid', 'mount', 'clock_nanosleep', 'creat']);
+    const byApi = (api: string) => calls.find((call) => call.api === api)!;
+    assert.deepEqual(byApi('sendto'), {
+      api: 'sendto',
+      category: 'network',
+      time: T0 + 0.4,
+      tid: 200,
+      status: true,
+      return_value: 9,
+      arguments: { fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, buffer: '{"a":1}\\r\\n\\x00\\\\' },
+    });
+    assert.deepEqual(byApi('recvfrom').arguments.buffer, 'ok\\n');
+    assert.equal(byApi('recvfrom').return_value, 3);
+    assert.deepEqual(byApi('dup2').arguments, { oldfd: 3, newfd: 0, object: 'socket', family: 'inet', address: '203.0.113.9', port: 4444 });
+    assert.equal(byApi('dup2').category, 'file');
+    assert.deepEqual([byApi('setsid').category, byApi('setsid').status, byApi('setsid').return_value], ['process', true, 200]);
+    assert.deepEqual(byApi('mount').arguments, { source: 'none', target: '/mnt', filesystemtype: 'tmpfs', mountflags: 0 });
+    assert.deepEqual([byApi('mount').category, byApi('mount').status], ['system', false]);
+    assert.deepEqual([byApi('clock_nanosleep').category, byApi('clock_nanosleep').arguments], ['synchronisation', { seconds: 600 }]);
+    assert.equal(byApi('creat').category, 'file');
+  });
+
+  it('keeps the summary working with the new events', async () => {
+    const { section } = (await reconstructBehavior(log))!;
+    assert.deepEqual(section.summary.connects_ip, ['203.0.113.9']);
+    assert.deepEqual(section.summary.file_created, ['/tmp/x']);
+    assert.deepEqual(section.summary.command_line, ['./rs', 'sh -c id']);
   });
 });
 

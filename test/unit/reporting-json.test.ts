@@ -29,7 +29,7 @@ describe('report.json writer', () => {
         generic: [],
         summary: { command_line: ['sh -c "echo héllo ☃ 𝄞"', 'tab\there', 'nul\u0000 del\u007f'] },
         anomaly: [],
-        apistats: { '100': { 'file.open': 3 } },
+        apistats: { '100': { openat: 3 } },
       },
       signatures: [],
       strings: ['<script>"quoted"\\ back', ''],
@@ -47,7 +47,7 @@ describe('report.json writer', () => {
 
   it('streams a large report in pieces and writes it whole', async () => {
     const calls = Array.from({ length: 200_000 }, (_, index) => ({
-      api: 'file.open',
+      api: 'openat',
       category: 'file' as const,
       time: 1_700_000_000 + index / 1000,
       tid: 100,

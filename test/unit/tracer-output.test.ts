@@ -89,6 +89,77 @@ describe('strace output parser', () => {
     });
   });
 
+  it('names each record by its call and decodes payloads, sleeps, descriptor copies and other calls (strace 6.1 lines)', () => {
+    const got: TraceRecord[] = [];
+    const parser = new StraceParser((r) => got.push(r));
+    for (const line of [
+      '500  1.000001 sendto(3, "\\x68\\x69\\x0a\\x01", 4, 0, NULL, 0) = 4',
+      '500  1.000002 recvfrom(4, "\\x68\\x69\\x0a\\x01", 16, 0, NULL, NULL) = 4',
+      '500  1.000003 sendmsg(3, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base="\\x6d\\x73\\x67\\x21", iov_len=4}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, 0) = 4',
+      '500  1.000004 recvmsg(4, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base="\\x6d\\x73\\x67\\x21", iov_len=16}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, 0) = 2',
+      '500  1.000005 clock_nanosleep(0, 0, {tv_sec=2, tv_nsec=500000000}, NULL) = 0',
+      '500  1.000000 clock_nanosleep(0, 0x1, {tv_sec=61, tv_nsec=0}, NULL) = 0',
+      '500  1.000007 timerfd_settime(5, 0, {it_interval={tv_sec=0, tv_nsec=0}, it_value={tv_sec=100, tv_nsec=0}}, NULL) = 0',
+      '500  1.000008 alarm(30)        = 0',
+      '500  1.000009 dup2(3, 0)      = 0',
+      '500  1.000010 fcntl(3, 0, 10) = 11',
+      '500  1.000011 fcntl(3, 0x3)   = 0x2 (flags O_RDWR)',
+      '500  1.000012 setpgid(0, 0)   = 0',
+      '500  1.000013 setsid()        = -1 EPERM (Operation not permitted)',
+      '500  1.000014 truncate("\\x2f\\x74\\x6d\\x70\\x2f\\x78", 0) = -1 ENOENT (No such file or directory)',
+      '500  1.000015 clock_nanosleep(0, 0, {tv_sec=100, tv_nsec=0},  <unfinished ...>) = ?',
+    ]) {
+      parser.line(line);
+    }
+    parser.finish(9);
+    const summary = got.filter((r) => r.op !== 'identity').map((r) => {
+      const { ts: _ts, tid: _tid, ...rest } = r;
+      return rest;
+    });
+    assert.deepEqual(summary, [
+      { api: 'sendto', op: 'send', fd: 3, address: null, ret: 4, payload: '68690a01' },
+      { api: 'recvfrom', op: 'recv', fd: 4, address: null, ret: 4, payload: '68690a01' },
+      { api: 'sendmsg', op: 'send', fd: 3, address: null, ret: 4, payload: '6d736721' },
+      { api: 'recvmsg', op: 'recv', fd: 4, address: null, ret: 2, payload: '6d73' },
+      { api: 'clock_nanosleep', op: 'sleep', seconds: 2.5, ret: 0 },
+      { api: 'clock_nanosleep', op: 'sleep', seconds: 60, ret: 0 },
+      { api: 'timerfd_settime', op: 'sleep', seconds: 100, ret: 0 },
+      { api: 'alarm', op: 'sleep', seconds: 30, ret: 0 },
+      { api: 'dup2', op: 'dup', oldfd: 3, newfd: 0 },
+      { api: 'fcntl', op: 'dup', oldfd: 3, newfd: 11 },
+      { api: 'fcntl', op: 'call', args: { fd: 3, cmd: 3, arg: 0 }, ret: 2 },
+      { api: 'setpgid', op: 'call', args: { pid: 0, pgid: 0 }, ret: 0 },
+      { api: 'setsid', op: 'call', args: {}, ret: -1 },
+      { api: 'truncate', op: 'call', args: { path: '/tmp/x', length: 0 }, ret: -2 },
+      // The sleep the process was killed in never returned: it is recorded as it began.
+      { api: 'clock_nanosleep', op: 'sleep', seconds: 100, ret: 0 },
+      { op: 'counts', pid: 500, counts: { sendto: 1, recvfrom: 1, sendmsg: 1, recvmsg: 1, clock_nanosleep: 3, timerfd_settime: 1, alarm: 1, dup2: 1, fcntl: 2, setpgid: 1, setsid: 1, truncate: 1 } },
+    ]);
+  });
+
+  it('counts the calls of each process, threads with their process, given when the process exits', () => {
+    const got: TraceRecord[] = [];
+    const parser = new StraceParser((r) => got.push(r));
+    for (const line of [
+      '600  1.0 clone3({flags=0x3d0f00, exit_signal=0, stack=0x7f3} => {parent_tid=[601]}, 88) = 601',
+      '601  1.1 openat(-100, "\\x2f\\x61", 0) = 3',
+      '600  1.2 openat(-100, "\\x2f\\x62", 0) = 4',
+      '600  1.3 clone(child_stack=NULL, flags=0x1200011, child_tidptr=0x7f) = 602',
+      '602  1.4 openat(-100, "\\x2f\\x63", 0) = 3',
+      '602  1.5 +++ exited with 0 +++',
+    ]) {
+      parser.line(line);
+    }
+    const countsAtExit = got.filter((r) => r.op === 'counts');
+    assert.deepEqual(countsAtExit.map((r) => r.op === 'counts' && [r.pid, r.counts]), [[602, { openat: 1 }]]);
+    parser.finish(2);
+    const all = got.filter((r) => r.op === 'counts').map((r) => r.op === 'counts' && [r.pid, r.counts]);
+    assert.deepEqual(all, [
+      [602, { openat: 1 }],
+      [600, { clone3: 1, openat: 2, clone: 1 }],
+    ]);
+  });
+
   it('formats IPv6 addresses as RFC 5952 does', () => {
     const v6 = (hex: string) => formatIpv6(Buffer.from(hex, 'hex'));
     assert.equal(v6('00000000000000000000000000000001'), '::1');

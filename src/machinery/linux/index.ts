@@ -106,7 +106,8 @@ async function prepareMachine(
   const seccompPath = join(settings.run_dir, SECCOMP_FILE);
   await writeFile(seccompPath, sandboxSeccompProgram());
   // Nothing is awaited after this point: what is made ahead below belongs to a context that is returned.
-  const tracer = settings.tracing ? (parts.createTracer ?? createTracer)(log) : undefined;
+  const prefer = settings.tracer === 'strace' ? 'strace' : undefined;
+  const tracer = settings.tracing ? (parts.createTracer ?? ((tracerLog: Logger) => createTracer(tracerLog, { prefer })))(log) : undefined;
   // The eBPF tracer can compile and attach its program ahead of the first task, so that start costs milliseconds.
   if (tracer && 'prepare' in tracer) void (tracer as BehaviourTracer).prepare();
   // The first task's network is made ahead too (for the default route); each next one while the machine idles.

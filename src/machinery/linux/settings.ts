@@ -32,6 +32,11 @@ export const linuxSettingsSchema = z.strictObject({
   cpu_percent: z.number().int().min(10).default(100),
   /** Record the behaviour with the tracer. */
   tracing: z.boolean().default(true),
+  /**
+   * Which tracer records it: `auto` uses eBPF where it works and strace otherwise; `strace` always uses
+   * the strace fallback (which the sample can detect), for hosts where eBPF misbehaves and for tests.
+   */
+  tracer: z.enum(['auto', 'strace']).default('auto'),
   /** Run a virtual display and take screenshots when the screen changes. */
   screenshots: z.boolean().default(true),
   /** Seconds between two looks at the screen. */

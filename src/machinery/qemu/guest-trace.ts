@@ -94,7 +94,11 @@ export class GuestTraceDecoder {
     this.tracer = 'strace';
     const parser = new StraceParser((record) => this.push(record));
     this.info('strace', `strace --seccomp-bpf in the guest (the sample can detect it): ${reason}`);
-    this.format = { line: (line) => parser.line(line), end: () => this.finishedSignal() };
+    const end = () => {
+      parser.finish(this.newest || Date.now() / 1000);
+      this.finishedSignal();
+    };
+    this.format = { line: (line) => parser.line(line), end };
   }
 
   private push(record: TraceRecord): void {

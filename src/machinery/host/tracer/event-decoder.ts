@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { BehaviorEvent, EventBase, EventBody } from '../../../report/events.js';
 import { FdTable, type FdEntry } from './fd-table.js';
-import { AT_FDCWD, familyName, type TraceRecord } from './trace-records.js';
+import { AT_FDCWD, familyName, type SocketAddress, type TraceRecord } from './trace-records.js';
 
 export interface DecoderOptions {
   /**
@@ -14,6 +14,13 @@ export interface DecoderOptions {
 interface Thread {
   pid: number;
   comm: string;
+}
+
+/** Where an event happened: the record's time and thread, and the system call when the tracer named it. */
+interface At {
+  ts: number;
+  tid: number;
+  api?: string;
 }
 
 interface Process {
@@ -31,7 +38,8 @@ const COMM_PATH = /^\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/comm$/;
 /**
  * Turns system-call records, in time order, into behaviour events: tracks which process each thread
  * belongs to, every process's descriptors and current directory (to name the files behind fds and
- * make relative paths absolute), and totals writes per descriptor instead of reporting each one.
+ * make relative paths absolute), and totals writes per descriptor instead of reporting each one. Each
+ * event carries the system call's name (`api`) when the record did.
  */
 export class EventDecoder {
   private readonly threads = new Map<number, Thread>();
@@ -84,8 +92,7 @@ export class EventDecoder {
         return;
       }
       case 'dup':
-        this.flush(r, this.pidOf(r.tid), r.newfd);
-        this.processOf(r.tid).fds.dup(r.oldfd, r.newfd);
+        this.dup(r, r.oldfd, r.newfd);
         return;
       case 'pipe':
         for (const fd of r.fds) {
@@ -141,11 +148,17 @@ export class EventDecoder {
         this.event(r, { kind: r.op === 'connect' ? 'net.connect' : 'net.bind', fd: r.fd, ...address, ret: r.ret });
         return;
       }
-      case 'send': {
-        const address = r.address ?? this.processOf(r.tid).fds.get(r.fd)?.peer;
-        this.event(r, { kind: 'net.send', fd: r.fd, ...(address ?? {}), bytes: Math.max(r.ret, 0) });
+      case 'send':
+      case 'recv':
+        this.event(r, {
+          kind: r.op === 'send' ? 'net.send' : 'net.recv',
+          fd: r.fd,
+          ...this.peerOf(r.tid, r.fd, r.address),
+          bytes: Math.max(r.ret, 0),
+          ...payloadOf(r.payload),
+          ret: r.ret,
+        });
         return;
-      }
       case 'listen':
         this.event(r, { kind: 'net.listen', fd: r.fd, ret: r.ret });
         return;
@@ -184,6 +197,15 @@ export class EventDecoder {
         return;
       case 'kill':
         this.event(r, { kind: 'process.kill', target: r.target, signal: r.signal, ret: r.ret });
+        return;
+      case 'sleep':
+        this.event(r, { kind: 'process.sleep', seconds: r.seconds, ret: r.ret });
+        return;
+      case 'call':
+        this.event(r, { kind: 'system.call', args: r.args, ret: r.ret });
+        return;
+      case 'counts':
+        this.counts(r.ts, r.pid, r.counts);
         return;
       case 'lost':
         this.event(r, { kind: 'tracer.lost', count: r.count });
@@ -229,13 +251,37 @@ export class EventDecoder {
     return process;
   }
 
-  private header(ts: number, tid: number): EventBase {
-    const thread = this.thread(tid);
-    return { ts, pid: thread.pid, ppid: this.processes.get(thread.pid)?.ppid ?? 0, tid, comm: thread.comm };
+  private header(r: At): EventBase {
+    const thread = this.thread(r.tid);
+    const header: EventBase = { ts: r.ts, pid: thread.pid, ppid: this.processes.get(thread.pid)?.ppid ?? 0, tid: r.tid, comm: thread.comm };
+    if (r.api !== undefined) header.api = r.api;
+    return header;
   }
 
-  private event(r: { ts: number; tid: number }, body: EventBody): void {
-    this.emit(Object.assign(this.header(r.ts, r.tid), body) as BehaviorEvent);
+  private event(r: At, body: EventBody): void {
+    this.emit(Object.assign(this.header(r), body) as BehaviorEvent);
+  }
+
+  /** The tracer's call counts of one process, which may not be the thread the record came from. */
+  private counts(ts: number, pid: number, counts: Record<string, number>): void {
+    const comm = this.threads.get(pid)?.comm ?? '';
+    this.emit({ ts, pid, ppid: this.processes.get(pid)?.ppid ?? 0, tid: pid, comm, kind: 'process.counts', counts });
+  }
+
+  /** The address a send or receive names, or else the peer its socket was connected to. */
+  private peerOf(tid: number, fd: number, address: SocketAddress | null): SocketAddress | Record<string, never> {
+    return address ?? this.processOf(tid).fds.get(fd)?.peer ?? {};
+  }
+
+  /** A descriptor copied: the event says what the old one was, so a socket moved onto stdin shows as one. */
+  private dup(r: At, oldfd: number, newfd: number): void {
+    const process = this.processOf(r.tid);
+    const entry = process.fds.get(oldfd);
+    this.flush(r, this.pidOf(r.tid), newfd);
+    process.fds.dup(oldfd, newfd);
+    const object = entry?.kind ?? 'unknown';
+    const detail = entry?.kind === 'socket' ? { family: entry.family ?? '', ...(entry.peer ?? {}) } : entry?.path ? { path: entry.path } : {};
+    this.event(r, { kind: 'file.dup', oldfd, newfd, object, ...detail, ret: newfd });
   }
 
   private newFd(r: { ts: number; tid: number }, fd: number, entry: FdEntry): void {
@@ -267,7 +313,8 @@ export class EventDecoder {
     if (!process || !total) return;
     process.written.delete(fd);
     const entry = total.entry;
-    const at = { ts: r.ts, tid: this.threads.get(r.tid)?.pid === pid ? r.tid : pid };
+    // A total of several calls: named after the call that made it, whatever ended it.
+    const at = { ts: r.ts, tid: this.threads.get(r.tid)?.pid === pid ? r.tid : pid, api: 'write' };
     if (entry?.kind === 'pipe') return;
     if (entry?.kind === 'socket') {
       this.event(at, { kind: 'net.send', fd, ...(entry.peer ?? {}), bytes: total.bytes });
@@ -291,4 +338,8 @@ export class EventDecoder {
     if (entry?.path) return entry.path;
     return this.resolve(tid, dirfd, path);
   }
+}
+
+function payloadOf(payload: string | undefined): { payload?: string } {
+  return payload === undefined ? {} : { payload };
 }

@@ -1,12 +1,14 @@
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { decodeSockaddr } from './sockaddr.js';
-import { SETID_CALLS, type SocketAddress, type TraceOp, type TraceRecord } from './trace-records.js';
+import { PAYLOAD_BYTES, SETID_CALLS, type SocketAddress, type TraceOp, type TraceRecord } from './trace-records.js';
 
 /**
- * Reads the output of `strace -f -ttt -q -xx -X raw` (see strace.ts) and turns it into trace records.
- * `-xx` prints every string byte as \xNN and `-X raw` every constant as a number, so arguments parse
- * without knowing strace's symbolic names.
+ * Reads the output of `strace -f -ttt -q -xx -X raw` (see strace.ts) and turns it into trace records,
+ * each named by its call (`api`). `-xx` prints every string byte as \xNN and `-X raw` every constant as a
+ * number, so arguments parse without knowing strace's symbolic names. Every traced call is counted per
+ * process (strace sees only the calls it traces), and the counts are given when the process exits or
+ * the trace ends (`finish`).
  */
 type Value =
   | { t: 'num'; v: bigint }
@@ -26,12 +28,21 @@ const CLONE_THREAD = 0x10000n;
 const EXTRA_ERRNO: Record<string, number> = { ERESTARTSYS: 512, ERESTARTNOINTR: 513, ERESTARTNOHAND: 514, ERESTART_RESTARTBLOCK: 516 };
 /** Writes are passed on with their text when short: a write to /proc/self/comm renames the process. */
 const MAX_WRITE_DATA = 64;
+const F_DUPFD = 0;
+const F_DUPFD_CLOEXEC = 1030;
+const PR_SET_NAME = 15;
+const TIMER_ABSTIME = 1;
+const CLOCK_REALTIME = 0;
+/** Calls a process may never return from (it is killed while it waits): recorded as they began. */
+const SLEEP_CALLS = new Set(['nanosleep', 'clock_nanosleep']);
 
 export class StraceParser {
   private readonly unfinished = new Map<number, { ts: number; text: string }>();
   /** Thread id → process id, for threads made with CLONE_THREAD. */
   private readonly processOf = new Map<number, number>();
   private readonly seen = new Set<number>();
+  /** Calls made so far by each process, by name. */
+  private readonly counts = new Map<number, Map<string, number>>();
 
   /** `rootParent`: the pid of the traced program's parent (strace's), when known. */
   constructor(
@@ -67,7 +78,14 @@ export class StraceParser {
     if (call) this.call(ts, tid, call);
   }
 
+  /** The trace has ended: sleeps never returned from, and the counts of processes that did not exit. */
+  finish(ts: number): void {
+    for (const tid of [...this.unfinished.keys()]) this.endUnfinished(tid);
+    for (const pid of [...this.counts.keys()]) this.emitCounts(ts, pid);
+  }
+
   private exitLine(ts: number, tid: number, text: string): void {
+    this.endUnfinished(tid);
     if ((this.processOf.get(tid) ?? tid) !== tid) return;
     const exited = /^\+\+\+ exited with (\d+) \+\+\+/.exec(text);
     const killed = /^\+\+\+ killed by (SIG[A-Z0-9]+)/.exec(text);
@@ -75,6 +93,33 @@ export class StraceParser {
     this.identify(ts, tid);
     const code = exited ? Number(exited[1]) : -(constants.signals[killed![1] as keyof typeof constants.signals] ?? 0);
     this.emit({ ts, tid, op: 'exit', code });
+    this.emitCounts(ts, tid);
+  }
+
+  /** A sleep the thread never came back from (killed while waiting) still happened: it is recorded. */
+  private endUnfinished(tid: number): void {
+    const start = this.unfinished.get(tid);
+    if (!start) return;
+    this.unfinished.delete(tid);
+    const call = parseCall(`${start.text.replace(/,\s*$/, '')}) = ?`);
+    if (call && SLEEP_CALLS.has(call.name)) this.call(start.ts, tid, call);
+  }
+
+  private emitCounts(ts: number, pid: number): void {
+    const counts = this.counts.get(pid);
+    if (!counts) return;
+    this.counts.delete(pid);
+    this.emit({ ts, tid: pid, op: 'counts', pid, counts: Object.fromEntries(counts) });
+  }
+
+  private count(tid: number, name: string): void {
+    const pid = this.processOf.get(tid) ?? tid;
+    let counts = this.counts.get(pid);
+    if (!counts) {
+      counts = new Map();
+      this.counts.set(pid, counts);
+    }
+    counts.set(name, (counts.get(name) ?? 0) + 1);
   }
 
   /** The sample's first process is first seen without a fork: its parent is strace. */
@@ -86,10 +131,11 @@ export class StraceParser {
 
   private call(ts: number, tid: number, call: Call): void {
     this.identify(ts, tid);
+    this.count(tid, call.name);
     if (call.name === 'execve' || call.name === 'execveat') this.renameOnExec(ts, tid, call);
     const op = this.opOf(ts, tid, call);
     if (!op) return;
-    for (const one of Array.isArray(op) ? op : [op]) this.emit({ ts, tid, ...one });
+    for (const one of Array.isArray(op) ? op : [op]) this.emit({ ts, tid, api: call.name, ...one });
   }
 
   /** The kernel names a process after the file it executes (the eBPF tracer reads the name it gave). */
@@ -114,7 +160,8 @@ export class StraceParser {
       case 'execveat':
         return { op: 'exec', dirfd: num(a[0]), path: str(a[1]), argv: strings(a[2]), ret };
       case 'prctl':
-        return num(a[0]) === 15 && ret === 0 ? { op: 'rename_task', name: str(a[1]).slice(0, 15) } : null;
+        if (num(a[0]) === PR_SET_NAME) return ret === 0 ? { op: 'rename_task', name: str(a[1]).slice(0, 15) } : null;
+        return { op: 'call', args: { option: num(a[0]), arg2: num(a[1]) }, ret };
       case 'open':
         return { op: 'open', dirfd: -100, path: str(a[0]), flags: num(a[1]), mode: num(a[2]), ret };
       case 'openat':
@@ -142,7 +189,9 @@ export class StraceParser {
       case 'dup3':
         return ret >= 0 ? { op: 'dup', oldfd: num(a[0]), newfd: ret } : null;
       case 'fcntl':
-        return ret >= 0 && (num(a[1]) === 0 || num(a[1]) === 1030) ? { op: 'dup', oldfd: num(a[0]), newfd: ret } : null;
+      case 'fcntl64':
+        if (num(a[1]) === F_DUPFD || num(a[1]) === F_DUPFD_CLOEXEC) return ret >= 0 ? { op: 'dup', oldfd: num(a[0]), newfd: ret } : null;
+        return { op: 'call', args: { fd: num(a[0]), cmd: num(a[1]), arg: num(a[2]) }, ret };
       case 'pipe':
       case 'pipe2':
         return ret === 0 ? { op: 'pipe', socket: false, fds: pair(a[0]) } : null;
@@ -194,11 +243,43 @@ export class StraceParser {
       case 'bind':
         return { op: call.name, fd: num(a[0]), address: sockaddr(a[1]), ret };
       case 'sendto':
-        return { op: 'send', fd: num(a[0]), address: sockaddr(a[4]), ret };
-      case 'sendmsg': {
+      case 'recvfrom':
+        return { op: call.name === 'sendto' ? 'send' : 'recv', fd: num(a[0]), address: sockaddr(a[4]), ret, ...payload(a[1], ret) };
+      case 'sendmsg':
+      case 'recvmsg': {
         const message = a[1]?.t === 'obj' ? a[1].v : undefined;
-        return { op: 'send', fd: num(a[0]), address: sockaddr(message?.get('msg_name')), ret };
+        const op = call.name === 'sendmsg' ? 'send' : 'recv';
+        return { op, fd: num(a[0]), address: sockaddr(message?.get('msg_name')), ret, ...payload(firstIov(message), ret) };
       }
+      case 'nanosleep':
+        return { op: 'sleep', seconds: seconds(a[0]), ret };
+      case 'clock_nanosleep':
+        return this.clockSleep(ts, num(a[0]), num(a[1]), a[2], ret);
+      case 'alarm':
+        return num(a[0]) > 0 ? { op: 'sleep', seconds: num(a[0]), ret } : { op: 'call', args: { seconds: 0 }, ret };
+      case 'timerfd_settime': {
+        const value = a[2]?.t === 'obj' ? a[2].v.get('it_value') : undefined;
+        if ((num(a[1]) & TIMER_ABSTIME) === 0) return { op: 'sleep', seconds: seconds(value), ret };
+        return { op: 'call', args: { fd: num(a[0]), flags: num(a[1]), seconds: seconds(value) }, ret };
+      }
+      case 'timerfd_create':
+        return { op: 'call', args: { clockid: num(a[0]), flags: num(a[1]) }, ret };
+      case 'setsid':
+        return { op: 'call', args: {}, ret };
+      case 'setpgid':
+        return { op: 'call', args: { pid: num(a[0]), pgid: num(a[1]) }, ret };
+      case 'capset':
+        return { op: 'call', args: { pid: num(a[0]?.t === 'obj' ? a[0].v.get('pid') : undefined) }, ret };
+      case 'mount':
+        return { op: 'call', args: { source: str(a[0]), target: str(a[1]), filesystemtype: str(a[2]), mountflags: num(a[3]) }, ret };
+      case 'umount2':
+        return { op: 'call', args: { target: str(a[0]), flags: num(a[1]) }, ret };
+      case 'truncate':
+        return { op: 'call', args: { path: str(a[0]), length: num(a[1]) }, ret };
+      case 'ftruncate':
+        return { op: 'call', args: { fd: num(a[0]), length: num(a[1]) }, ret };
+      case 'getdents64':
+        return { op: 'call', args: { fd: num(a[0]), count: num(a[2]) }, ret };
       case 'listen':
         return { op: 'listen', fd: num(a[0]), ret };
       case 'accept':
@@ -233,6 +314,14 @@ export class StraceParser {
     }
   }
 
+  /** A relative sleep, or an absolute one on the wall clock (as seconds from the call); others are plain calls. */
+  private clockSleep(ts: number, clock: number, flags: number, request: Value | undefined, ret: number): TraceOp {
+    const requested = seconds(request);
+    if ((flags & TIMER_ABSTIME) === 0) return { op: 'sleep', seconds: requested, ret };
+    if (clock === CLOCK_REALTIME) return { op: 'sleep', seconds: Math.max(0, requested - ts), ret };
+    return { op: 'call', args: { clockid: clock, flags, seconds: requested }, ret };
+  }
+
   private clone(ts: number, tid: number, call: Call, ret: number): TraceOp[] | null {
     if (ret <= 0) return null;
     const flags = call.name === 'clone' ? objectField(call.args, 'flags') : call.name === 'clone3' ? objectField(call.args, 'flags') : 0n;
@@ -258,6 +347,25 @@ function objectField(args: Value[], name: string): bigint {
     if (arg.t === 'other' && arg.v.startsWith(`${name}=`)) return numberExpression(arg.v.slice(name.length + 1)) ?? 0n;
   }
   return 0n;
+}
+
+/** `{tv_sec=5, tv_nsec=500000000}` as seconds. */
+function seconds(value: Value | undefined): number {
+  if (value?.t !== 'obj') return 0;
+  return num(value.v.get('tv_sec')) + num(value.v.get('tv_nsec')) / 1e9;
+}
+
+/** The bytes a send or receive moved (strace shows them up to its string limit), hex-encoded. */
+function payload(value: Value | undefined, ret: number): { payload?: string } {
+  if (value?.t !== 'str' || ret <= 0) return {};
+  return { payload: value.v.subarray(0, Math.min(ret, PAYLOAD_BYTES)).toString('hex') };
+}
+
+/** The first buffer of a message's `msg_iov=[{iov_base="...", iov_len=N}, ...]`. */
+function firstIov(message: Map<string, Value> | undefined): Value | undefined {
+  const iov = message?.get('msg_iov');
+  const first = iov?.t === 'arr' ? iov.v[0] : undefined;
+  return first?.t === 'obj' ? first.v.get('iov_base') : undefined;
 }
 
 function num(value: Value | undefined): number {

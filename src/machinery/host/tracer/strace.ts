@@ -12,19 +12,21 @@ import type { TraceRecord } from './trace-records.js';
 
 const run = promisify(execFile);
 
-/** The calls the event log describes (the same set the eBPF program records). */
+/** The calls the event log describes (those the eBPF tracers record); only these are counted in apistats. */
 const STRACE_CALLS = [
   'execve', 'execveat', 'clone', 'clone3', 'fork', 'vfork', 'prctl',
   'open', 'openat', 'openat2', 'creat', 'close', 'write', 'pwrite64', 'writev', 'pwritev', 'pwritev2',
   'dup', 'dup2', 'dup3', 'fcntl', 'pipe', 'pipe2', 'socketpair', 'chdir', 'fchdir',
   'rename', 'renameat', 'renameat2', 'unlink', 'unlinkat', 'rmdir', 'mkdir', 'mkdirat',
   'chmod', 'fchmod', 'fchmodat', 'chown', 'lchown', 'fchown', 'fchownat', 'link', 'linkat', 'symlink', 'symlinkat',
-  'socket', 'connect', 'bind', 'listen', 'accept', 'accept4', 'sendto', 'sendmsg',
+  'socket', 'connect', 'bind', 'listen', 'accept', 'accept4', 'sendto', 'sendmsg', 'recvfrom', 'recvmsg',
   'memfd_create', 'mmap', 'mprotect', 'ptrace', 'init_module', 'finit_module', 'delete_module',
   'setuid', 'setgid', 'setreuid', 'setregid', 'setresuid', 'setresgid', 'setfsuid', 'setfsgid',
   'kill', 'tkill', 'tgkill',
+  'nanosleep', 'clock_nanosleep', 'alarm', 'timerfd_create', 'timerfd_settime',
+  'setsid', 'setpgid', 'capset', 'mount', 'umount2', 'truncate', 'ftruncate', 'getdents64',
 ];
-/** Bytes of each string strace prints: enough for paths; write buffers are cut there too. */
+/** Bytes of each string strace prints: enough for paths and for the payloads kept (PAYLOAD_BYTES); write buffers are cut there too. */
 const STRING_BYTES = 512;
 
 let seccompSupport: Promise<boolean> | null = null;
@@ -110,6 +112,7 @@ async function decodeStraceLog(rawPath: string, writer: EventsWriter, options: T
     log.warn({ err: error, rawPath }, 'no strace log to decode (was the sample run under wrap()?)');
     return;
   }
+  parser.finish(records.reduce((newest, record) => Math.max(newest, record.ts), 0) || Date.now() / 1000);
   records.sort((a, b) => a.ts - b.ts);
   // strace starts the sample itself: what it sees begins with the sample's first exec.
   const decoder = sampleDecoder((event) => writer.write(event), options.sample, { belowInit: true });

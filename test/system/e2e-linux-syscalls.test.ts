@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { fixtureSource } from '../fixtures/tracer-harness.js';
+import { form, startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Issue 10 end to end with the strace fallback: C samples (test/fixtures) submitted through the API run
+ * on the Linux machine against the task network's fake internet, and the report names their system calls
+ * in Cuckoo's shape: apistats by syscall name, calls with arguments, payloads as text, and the signatures
+ * the decoded calls make possible.
+ */
+
+interface CallView {
+  api: string;
+  category: string;
+  status: boolean;
+  return_value: number;
+  arguments: Record<string, unknown>;
+  time: number;
+  tid: number;
+}
+interface ProcessView {
+  pid: number;
+  process_name: string;
+  command_line: string;
+  calls: CallView[];
+}
+interface ReportView {
+  behavior: { processes: ProcessView[]; apistats: Record<string, Record<string, number>>; summary: Record<string, string[]> };
+  signatures: Array<{ name: string; marks: Array<{ type: string; call?: CallView }> }>;
+  info: { tracer?: string };
+}
+
+const SYSCALL_NAME = /^[a-z0-9_]+$/;
+const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'tid', 'time'];
+
+async function analyse(server: TestServer, name: string, content: Buffer, timeout: string): Promise<ReportView> {
+  const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
+    method: 'POST',
+    body: form({ timeout, package: 'generic' }, [['file', name, content]]),
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${body.task_id}`);
+    if (view.task.status === 'reported') break;
+    assert.ok(!view.task.status.startsWith('failed'), `task ${body.task_id} ${view.task.status}: ${view.task.errors.join('; ')}`);
+    assert.ok(Date.now() < deadline, `task ${body.task_id} still ${view.task.status}`);
+    await sleep(500);
+  }
+  const { body: report } = await server.json<ReportView>(`/tasks/report/${body.task_id}`);
+  return report;
+}
+
+const allCalls = (report: ReportView) => report.behavior.processes.flatMap((process) => process.calls.map((call) => ({ process, call })));
+const signatureNames = (report: ReportView) => report.signatures.map((signature) => signature.name);
+
+/** What every report of these samples must hold: syscall names only, every call in Cuckoo's shape. */
+function assertCuckooShape(report: ReportView): void {
+  assert.equal(report.info.tracer, 'strace');
+  for (const [pid, stats] of Object.entries(report.behavior.apistats)) {
+    for (const api of Object.keys(stats)) assert.match(api, SYSCALL_NAME, `apistats of ${pid} names ${api}`);
+  }
+  for (const { call } of allCalls(report)) {
+    assert.deepEqual(Object.keys(call).sort(), CALL_KEYS);
+    assert.match(call.api, SYSCALL_NAME);
+    assert.equal(call.status, call.return_value >= 0);
+  }
+}
+
+describe('end to end: system calls in the report (Linux machine, strace fallback)', { timeout: 900_000 }, () => {
+  let server: TestServer;
+  let build: string;
+  const binary = (name: string) => readFileSync(join(build, name));
+
+  before(async () => {
+    build = mkdtempSync(join(tmpdir(), 'nestbox-e2e-syscalls-'));
+    for (const name of ['reverse-shell', 'daemon', 'json-line-client']) {
+      execFileSync('gcc', ['-static', '-O1', '-o', join(build, name), fixtureSource(`${name}.c`)]);
+    }
+    server = await startTestServer({ machines: [{ name: 'linux-syscalls', settings: { tracer: 'strace' } }] }, { engine: true, pollMs: 200 });
+  });
+  after(async () => {
+    await server?.close();
+    rmSync(build, { recursive: true, force: true });
+  });
+
+  it('shows a reverse shell: the socket dup2ed onto stdin, stdout and stderr, then sh -c id', async () => {
+    const report = await analyse(server, 'reverse-shell', binary('reverse-shell'), '20');
+    assertCuckooShape(report);
+    const shell = report.behavior.processes.find((process) => process.command_line === 'sh -c id');
+    assert.ok(shell, report.behavior.processes.map((process) => process.command_line).join(' | '));
+    const dups = shell.calls.filter((call) => call.api === 'dup2');
+    assert.deepEqual(
+      dups.map((call) => [call.arguments.newfd, call.arguments.object, call.arguments.address, call.arguments.port, call.category, call.status]),
+      [0, 1, 2].map((fd) => [fd, 'socket', '203.0.113.45', 4444, 'file', true]),
+    );
+    const connect = shell.calls.find((call) => call.api === 'connect')!;
+    assert.deepEqual([connect.arguments.address, connect.arguments.port, connect.return_value], ['203.0.113.45', 4444, 0]);
+    assert.equal(report.behavior.apistats[String(shell.pid)]?.dup2, 3);
+    assert.ok((report.behavior.apistats[String(shell.pid)]?.execve ?? 0) >= 1);
+    assert.ok(signatureNames(report).includes('reverse_shell'), signatureNames(report).join(','));
+    const marked = report.signatures.find((signature) => signature.name === 'reverse_shell')!.marks.map((mark) => mark.call?.api);
+    assert.ok(marked.includes('dup2') && marked.includes('execve'), marked.join(','));
+  });
+
+  it('shows a daemon: fork, setsid, fork again, and its long wait', async () => {
+    const report = await analyse(server, 'daemon', binary('daemon'), '12');
+    assertCuckooShape(report);
+    const setsid = allCalls(report).filter(({ call }) => call.api === 'setsid');
+    assert.equal(setsid.length, 1);
+    assert.deepEqual([setsid[0]!.call.category, setsid[0]!.call.status, setsid[0]!.call.arguments], ['process', true, {}]);
+    assert.equal(report.behavior.apistats[String(setsid[0]!.process.pid)]?.setsid, 1);
+    assert.ok(report.behavior.processes.length >= 3, 'the parent, the session leader and the daemon');
+    assert.ok(report.behavior.summary.file_created?.includes('/tmp/daemon-ran'));
+    const alarm = allCalls(report).find(({ call }) => call.api === 'alarm');
+    assert.deepEqual(alarm && [alarm.call.category, alarm.call.arguments.seconds], ['synchronisation', 3600]);
+    const names = signatureNames(report);
+    assert.ok(names.includes('daemonize'), names.join(','));
+    assert.ok(names.includes('long_sleep'), names.join(','));
+  });
+
+  it('shows the bytes a client sends over raw TCP, as text', async () => {
+    const report = await analyse(server, 'json-line-client', binary('json-line-client'), '20');
+    assertCuckooShape(report);
+    const sends = allCalls(report).filter(({ call }) => call.api === 'sendto');
+    assert.equal(sends.length, 1);
+    const send = sends[0]!.call;
+    assert.equal(send.category, 'network');
+    assert.equal(send.arguments.buffer, '{"id":1,"jsonrpc":"2.0","method":"login","params":{"login":"nestbox-wallet-42","agent":"nb/1.0"}}\\n');
+    assert.deepEqual([send.arguments.address, send.arguments.port], ['198.51.100.77', 3333]);
+    assert.equal(send.return_value, 98);
+    const recv = allCalls(report).find(({ call }) => call.api === 'recvfrom');
+    assert.ok(recv, 'the receive is recorded');
+    assert.equal(report.behavior.apistats[String(sends[0]!.process.pid)]?.sendto, 1);
+    assert.ok(signatureNames(report).includes('raw_tcp_protocol'), signatureNames(report).join(','));
+  });
+});
