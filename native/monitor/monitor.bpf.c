@@ -3,7 +3,8 @@
  * nestbox's monitor, kernel side: follows every task of one cgroup (v2) through tracepoints only
  * (raw_syscalls, sched, task_rename: the hosts nestbox runs on may have no kprobes or fentry).
  *
- * - Every system call is counted per process, in the kernel (`counts`), and sent when the process exits.
+ * - Every system call is counted per process, in the kernel (`counts`), and sent when the process
+ *   executes a new program (the counts then start again) and when it exits.
  * - The calls that matter are decoded: their arguments are kept at entry (`pending`), and at exit the
  *   record is built with the strings and buffers they point to (read then, when the kernel has just
  *   paged them in) and sent through one ring buffer.
@@ -642,6 +643,20 @@ int process_fork(struct trace_event_raw_sched_process_fork *ctx) {
   return 0;
 }
 
+static __always_inline void send_counts(__u64 ts, __u32 tid, __u32 tgid) {
+  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
+  if (!c) return;
+  struct counts_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+  if (!r) {
+    dropped();
+  } else {
+    header(&r->h, REC_COUNTS, ts, tid, tgid, NO_NR, sizeof(*r));
+    bpf_probe_read_kernel(r->counts, sizeof(r->counts), c->c);
+    bpf_ringbuf_submit(r, wake_flag());
+  }
+  bpf_map_delete_elem(&counts, &tgid);
+}
+
 SEC("tracepoint/sched/sched_process_exec")
 int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   if (!traced()) return 0;
@@ -653,6 +668,9 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   __u16 nr = current_call(ctx->old_pid, NULL);
   __u64 ts = bpf_ktime_get_ns();
   flush_held(tgid);
+  // What the process called before it became this program is sent now and counted afresh from here: a
+  // sample's first process was nestbox's until its exec, and only what follows is the sample's.
+  send_counts(ts, tid, tgid);
   // The thread has a new name and program: named again.
   __u32 current = gen;
   bpf_map_update_elem(&seen, &tid, &current, BPF_ANY);
@@ -690,20 +708,6 @@ static long flush_one(struct bpf_map *map, struct fd_key *key, __u64 *bytes, str
   send_write_total(c->ts, c->tid, key, *bytes);
   bpf_map_delete_elem(map, key);
   return 0;
-}
-
-static __always_inline void send_counts(__u64 ts, __u32 tid, __u32 tgid) {
-  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
-  if (!c) return;
-  struct counts_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-  if (!r) {
-    dropped();
-  } else {
-    header(&r->h, REC_COUNTS, ts, tid, tgid, NO_NR, sizeof(*r));
-    bpf_probe_read_kernel(r->counts, sizeof(r->counts), c->c);
-    bpf_ringbuf_submit(r, wake_flag());
-  }
-  bpf_map_delete_elem(&counts, &tgid);
 }
 
 /*

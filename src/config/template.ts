@@ -90,11 +90,12 @@ machines:                    # analysis machines; kind linux needs no VM image
   #     run_dir: /run/nestbox/qemu           # per-task sockets, logs and disk overlay
   #     suite: bookworm                      # Debian release of the image
   #     mirror: http://deb.debian.org/debian
+  #     extra_packages: []                   # Debian packages added to the image (e.g. strace, for the fallback)
   #     memory_mb: 512
   #     cpus: 1
   #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
   #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
-  #     tracing: true                        # strace in the guest
+  #     tracing: true                        # behaviour trace in the guest (nestbox's monitor)
   #     screenshots: true
   #     screenshot_interval: 1               # seconds
   #     collect_grace: 30                    # seconds past the timeout for the guest's uploads

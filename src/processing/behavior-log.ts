@@ -349,7 +349,8 @@ function countCalls(process: ProcessState, counts: unknown): void {
   if (typeof counts !== 'object' || counts === null) return;
   process.counted ??= new Map();
   for (const [name, count] of Object.entries(counts)) {
-    if (Number.isSafeInteger(count) && (count as number) >= 0) process.counted.set(name, count as number);
+    // A process sends its counts at each exec and at its exit: they add up.
+    if (Number.isSafeInteger(count) && (count as number) >= 0) process.counted.set(name, (process.counted.get(name) ?? 0) + (count as number));
   }
 }
 

@@ -9,10 +9,10 @@ import { fixtureSource } from '../fixtures/tracer-harness.js';
 import { form, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * Issue 10 end to end with the strace fallback: C samples (test/fixtures) submitted through the API run
- * on the Linux machine against the task network's fake internet, and the report names their system calls
- * in Cuckoo's shape: apistats by syscall name, calls with arguments, payloads as text, and the signatures
- * the decoded calls make possible.
+ * Issue 10 end to end with each tracer (nestbox's monitor, and the strace fallback): C samples
+ * (test/fixtures) submitted through the API run on the Linux machine against the task network's fake
+ * internet, and the report names their system calls in Cuckoo's shape: apistats by syscall name, calls
+ * with arguments, payloads as text, and the signatures the decoded calls make possible.
  */
 
 interface CallView {
@@ -39,10 +39,10 @@ interface ReportView {
 const SYSCALL_NAME = /^[a-z0-9_]+$/;
 const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'tid', 'time'];
 
-async function analyse(server: TestServer, name: string, content: Buffer, timeout: string): Promise<ReportView> {
+async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
   const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
     method: 'POST',
-    body: form({ timeout, package: 'generic' }, [['file', name, content]]),
+    body: form({ timeout, package: 'generic', ...(args ? { options: `arguments=${args}` } : {}) }, [['file', name, content]]),
   });
   assert.equal(status, 200, JSON.stringify(body));
   const deadline = Date.now() + 240_000;
@@ -61,8 +61,8 @@ const allCalls = (report: ReportView) => report.behavior.processes.flatMap((proc
 const signatureNames = (report: ReportView) => report.signatures.map((signature) => signature.name);
 
 /** What every report of these samples must hold: syscall names only, every call in Cuckoo's shape. */
-function assertCuckooShape(report: ReportView): void {
-  assert.equal(report.info.tracer, 'strace');
+function assertCuckooShape(report: ReportView, tracer: 'ebpf' | 'strace'): void {
+  assert.equal(report.info.tracer, tracer);
   for (const [pid, stats] of Object.entries(report.behavior.apistats)) {
     for (const api of Object.keys(stats)) assert.match(api, SYSCALL_NAME, `apistats of ${pid} names ${api}`);
   }
@@ -73,17 +73,17 @@ function assertCuckooShape(report: ReportView): void {
   }
 }
 
-describe('end to end: system calls in the report (Linux machine, strace fallback)', { timeout: 900_000 }, () => {
+for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system calls in the report (Linux machine, ${tracer === 'ebpf' ? "nestbox's monitor" : 'strace fallback'})`, { timeout: 900_000 }, () => {
   let server: TestServer;
   let build: string;
   const binary = (name: string) => readFileSync(join(build, name));
 
   before(async () => {
     build = mkdtempSync(join(tmpdir(), 'nestbox-e2e-syscalls-'));
-    for (const name of ['reverse-shell', 'daemon', 'json-line-client']) {
+    for (const name of ['reverse-shell', 'daemon', 'json-line-client', 'monitor-openat-count']) {
       execFileSync('gcc', ['-static', '-O1', '-o', join(build, name), fixtureSource(`${name}.c`)]);
     }
-    server = await startTestServer({ machines: [{ name: 'linux-syscalls', settings: { tracer: 'strace' } }] }, { engine: true, pollMs: 200 });
+    server = await startTestServer({ machines: [{ name: 'linux-syscalls', settings: { tracer: tracer === 'ebpf' ? 'auto' : 'strace' } }] }, { engine: true, pollMs: 200 });
   });
   after(async () => {
     await server?.close();
@@ -92,7 +92,7 @@ describe('end to end: system calls in the report (Linux machine, strace fallback
 
   it('shows a reverse shell: the socket dup2ed onto stdin, stdout and stderr, then sh -c id', async () => {
     const report = await analyse(server, 'reverse-shell', binary('reverse-shell'), '20');
-    assertCuckooShape(report);
+    assertCuckooShape(report, tracer);
     const shell = report.behavior.processes.find((process) => process.command_line === 'sh -c id');
     assert.ok(shell, report.behavior.processes.map((process) => process.command_line).join(' | '));
     const dups = shell.calls.filter((call) => call.api === 'dup2');
@@ -111,7 +111,7 @@ describe('end to end: system calls in the report (Linux machine, strace fallback
 
   it('shows a daemon: fork, setsid, fork again, and its long wait', async () => {
     const report = await analyse(server, 'daemon', binary('daemon'), '12');
-    assertCuckooShape(report);
+    assertCuckooShape(report, tracer);
     const setsid = allCalls(report).filter(({ call }) => call.api === 'setsid');
     assert.equal(setsid.length, 1);
     assert.deepEqual([setsid[0]!.call.category, setsid[0]!.call.status, setsid[0]!.call.arguments], ['process', true, {}]);
@@ -127,7 +127,7 @@ describe('end to end: system calls in the report (Linux machine, strace fallback
 
   it('shows the bytes a client sends over raw TCP, as text', async () => {
     const report = await analyse(server, 'json-line-client', binary('json-line-client'), '20');
-    assertCuckooShape(report);
+    assertCuckooShape(report, tracer);
     const sends = allCalls(report).filter(({ call }) => call.api === 'sendto');
     assert.equal(sends.length, 1);
     const send = sends[0]!.call;
@@ -139,5 +139,15 @@ describe('end to end: system calls in the report (Linux machine, strace fallback
     assert.ok(recv, 'the receive is recorded');
     assert.equal(report.behavior.apistats[String(sends[0]!.process.pid)]?.sendto, 1);
     assert.ok(signatureNames(report).includes('raw_tcp_protocol'), signatureNames(report).join(','));
+  });
+
+  it('counts every call of a process exactly, decoded or not', { skip: tracer === 'strace' && 'strace counts only the calls it traces' }, async () => {
+    const report = await analyse(server, 'opener', binary('monitor-openat-count'), '60', '200000 /etc/hostname');
+    assertCuckooShape(report, tracer);
+    const opener = report.behavior.processes.find((process) => process.command_line.includes('200000'))!;
+    assert.ok(opener, report.behavior.processes.map((process) => process.command_line).join(' | '));
+    assert.equal(report.behavior.apistats[String(opener.pid)]?.openat, 200_000);
+    // close is never decoded into calls[], but is counted all the same.
+    assert.equal(report.behavior.apistats[String(opener.pid)]?.close, 200_000);
   });
 });

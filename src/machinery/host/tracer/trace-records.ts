@@ -77,8 +77,9 @@ export type TraceOp =
   | { op: 'call'; args: Record<string, number | string>; ret: number }
   /**
    * How many times each system call (by name; the number as text when unnamed) was made by one process,
-   * every call counted whether decoded or not. Sent when the process exits and, for processes still
-   * running, when tracing stops; counts are totals since the process was first traced.
+   * every call counted whether decoded or not, since its previous counts record (or since it was first
+   * traced). Sent when the process executes a new program, when it exits and, for processes still
+   * running, when tracing stops; a process's records add up.
    */
   | { op: 'counts'; pid: number; counts: Record<string, number> }
   /** Events the tracer itself had to drop. */
