@@ -41,8 +41,6 @@ const LOAD_TIMEOUT_MS = 30_000;
 const AGENT_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 5_000;
 const FLUSH_TIMEOUT_MS = 15_000;
-/** Tells the guest's init not to compile its eBPF tracer at boot. */
-const REBOOT_TCG_TRACER = 'nestbox.tracer=off';
 
 /** Timings of a start, for the log and the benchmark. */
 export interface StartTimings {
@@ -112,7 +110,7 @@ export class QemuSession implements MachineSession {
       runDir: this.runDir,
       processName: tap,
       disk: this.diskPath,
-      start: rebootDisk ? { boot: this.rebootBoot(rebootDisk) } : { stateFile: context.ready.stateFile },
+      start: rebootDisk ? { boot: rebootDisk.boot } : { stateFile: context.ready.stateFile },
       tap,
       channels: true,
     });
@@ -144,15 +142,6 @@ export class QemuSession implements MachineSession {
     if ('disk' in kept) return kept;
     this.warn(`${kept.missing}: the reboot starts from a clean machine`);
     return undefined;
-  }
-
-  /**
-   * Under TCG the guest's eBPF tracer takes minutes to compile at boot, which a ready state pays once
-   * but a reboot task would pay each time: its boot skips it, and the analyzer traces with strace.
-   */
-  private rebootBoot(rebootDisk: KeptDisk): ColdBoot | null {
-    if (!rebootDisk.boot || this.context.hardware.accel !== 'tcg') return rebootDisk.boot;
-    return { ...rebootDisk.boot, extraArguments: [REBOOT_TCG_TRACER] };
   }
 
   /** A task restored from the ready state stands on the ready disk, and boots with nestbox's kernel (or the disk's firmware). */
