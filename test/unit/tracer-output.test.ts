@@ -160,6 +160,28 @@ describe('strace output parser', () => {
     ]);
   });
 
+  it('holds back the first lines of a task until the clone that made it returns in its parent', () => {
+    const got: TraceRecord[] = [];
+    const parser = new StraceParser((r) => got.push(r));
+    for (const line of [
+      '700  1.0 clone3({flags=0x3d0f00, exit_signal=0, stack=0x7f3} <unfinished ...>',
+      '701  1.1 openat(-100, "\\x2f\\x74", 0x241, 0666) = 3',
+      '701  1.2 write(3, "thread", 6) = 6',
+      '700  1.3 <... clone3 resumed> => {parent_tid=[701]}, 88) = 701',
+      '701  1.4 close(3) = 0',
+    ]) {
+      parser.line(line);
+    }
+    // The thread is introduced as one of process 700 before anything it did.
+    assert.deepEqual(got[0] && got[0].op === 'identity' && [got[0].tid, got[0].pid], [700, 700]);
+    const thread = got.find((r) => r.op === 'identity' && r.tid === 701);
+    assert.ok(thread && thread.op === 'identity' && thread.pid === 700);
+    const open = got.findIndex((r) => r.op === 'open' && r.tid === 701);
+    assert.ok(got.indexOf(thread) < open, 'known as a thread before its open');
+    parser.finish(2);
+    assert.deepEqual(got.filter((r) => r.op === 'counts').map((r) => r.op === 'counts' && [r.pid, r.counts]), [[700, { clone3: 1, openat: 1, write: 1, close: 1 }]]);
+  });
+
   it('formats IPv6 addresses as RFC 5952 does', () => {
     const v6 = (hex: string) => formatIpv6(Buffer.from(hex, 'hex'));
     assert.equal(v6('00000000000000000000000000000001'), '::1');

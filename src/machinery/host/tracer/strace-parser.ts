@@ -38,6 +38,8 @@ const SLEEP_CALLS = new Set(['nanosleep', 'clock_nanosleep']);
 
 export class StraceParser {
   private readonly unfinished = new Map<number, { ts: number; text: string }>();
+  /** Lines of tasks not introduced yet, held while a clone is in flight (see bornOfUnfinishedClone). */
+  private readonly unborn: string[] = [];
   /** Thread id → process id, for threads made with CLONE_THREAD. */
   private readonly processOf = new Map<number, number>();
   private readonly seen = new Set<number>();
@@ -54,6 +56,10 @@ export class StraceParser {
     const match = /^(\d+)\s+(\d+\.\d+) (.*)$/.exec(text);
     if (!match) return;
     const tid = Number(match[1]);
+    if (this.bornOfUnfinishedClone(tid)) {
+      this.unborn.push(text);
+      return;
+    }
     let ts = Number(match[2]);
     let rest = match[3]!;
     if (rest.startsWith('+++ ')) {
@@ -72,15 +78,36 @@ export class StraceParser {
       if (!start) return;
       this.unfinished.delete(tid);
       ts = start.ts;
-      rest = start.text + resumed[1];
+      // An in/out struct resumes with its " => " (clone3), whose space the pattern took.
+      rest = start.text + (resumed[1]!.startsWith('=>') ? ' ' : '') + resumed[1];
     }
     const call = parseCall(rest);
     if (call) this.call(ts, tid, call);
+    if (resumed && this.unborn.length > 0 && !this.cloneInFlight()) this.replayUnborn();
+  }
+
+  /**
+   * A task's first lines can come before the clone that made it returns in its parent (strace prints
+   * both threads as they run): until the clone says whether it is a thread or a process, its lines wait.
+   */
+  private bornOfUnfinishedClone(tid: number): boolean {
+    return !this.seen.has(tid) && !this.unfinished.has(tid) && this.cloneInFlight();
+  }
+
+  private cloneInFlight(): boolean {
+    for (const { text } of this.unfinished.values()) if (/^(clone3?|v?fork)\(/.test(text)) return true;
+    return false;
+  }
+
+  private replayUnborn(): void {
+    const lines = this.unborn.splice(0);
+    for (const line of lines) this.line(line);
   }
 
   /** The trace has ended: sleeps never returned from, and the counts of processes that did not exit. */
   finish(ts: number): void {
     for (const tid of [...this.unfinished.keys()]) this.endUnfinished(tid);
+    this.replayUnborn();
     for (const pid of [...this.counts.keys()]) this.emitCounts(ts, pid);
   }
 
