@@ -33,8 +33,6 @@ export const channelPortName = (channel: ResultChannel) => `org.nestbox.${channe
 export interface ColdBoot {
   kernel: string;
   initrd: string;
-  /** Words added to the kernel command line of this boot only (never to the one a ready state is keyed by). */
-  extraArguments?: string[];
 }
 
 export interface MachineWiring {
@@ -111,7 +109,7 @@ export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
   args.push('-qmp', `unix:${optionValue(wiring.qmpSocket)},server=on,wait=off`);
   if ('boot' in wiring.start) {
     const { boot } = wiring.start;
-    if (boot) args.push('-kernel', boot.kernel, '-initrd', boot.initrd, '-append', [kernelCommandLine(), ...(boot.extraArguments ?? [])].join(' '));
+    if (boot) args.push('-kernel', boot.kernel, '-initrd', boot.initrd, '-append', kernelCommandLine());
   } else {
     args.push('-incoming', `exec:cat ${shellQuote(wiring.start.stateFile)}`);
   }
