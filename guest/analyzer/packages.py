@@ -69,10 +69,12 @@ def file_types(paths):
     return [types[index] if index < len(types) else "data" for index in range(len(paths))]
 
 
-def pick_unpacked(catalogue, into, wanted):
+def pick_unpacked(catalogue, into, wanted, unpacked=None):
     """The file of an unpacked archive to run and its package: the one the `file` option names, else the
-    first (in path order) a package other than an archive one recognises, else the first file."""
-    paths = [path for path in unpacked_files(into) if os.path.isfile(path) and not os.path.islink(path)]
+    first (in path order) a package other than an archive one recognises, else the first file.
+    `unpacked`: what is in `into` (unpacked_files), when the caller has listed it already."""
+    listed = unpacked_files(into) if unpacked is None else unpacked
+    paths = [path for path in listed if os.path.isfile(path) and not os.path.islink(path)]
     if not paths:
         raise ValueError("the archive holds no file")
     candidates = []
@@ -121,11 +123,11 @@ def package_command(config, say):
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=UNPACK_TIMEOUT, check=False)
         if result.returncode != 0:
             raise ValueError("cannot unpack the archive (exit %d): %s" % (result.returncode, result.stdout.decode(errors="replace").strip()))
-        path, file_type, spec = pick_unpacked(catalogue, unpack["into"], (config.get("options") or {}).get("file"))
+        made = unpacked_files(unpack["into"])
+        path, file_type, spec = pick_unpacked(catalogue, unpack["into"], (config.get("options") or {}).get("file"), made)
         os.chmod(path, 0o755)
         say("unpacked; running %s (%s) with package %s" % (path, file_type, spec["name"]))
         context["path"] = path
-        made = unpacked_files(unpack["into"])
     elif not url and config.get("target"):
         os.chmod(config["target"], 0o755)
     command = expand(spec["command"], context)
