@@ -106,7 +106,8 @@ describe('guest agent (Cuckoo 2.0 agent protocol)', () => {
     const dir = join(scratch, 'execpy');
     mkdirSync(dir);
     const script = join(dir, 'job.py');
-    writeFileSync(script, 'import os, sys, time\nopen("ran.txt", "w").write(os.getcwd() + " " + sys.argv[0])\ntime.sleep(3)\n');
+    // Written aside and renamed, so that the marker the test waits for is never seen half-written.
+    writeFileSync(script, 'import os, sys, time\nopen("ran.tmp", "w").write(os.getcwd() + " " + sys.argv[0])\nos.rename("ran.tmp", "ran.txt")\ntime.sleep(3)\n');
     await client.execpy(script, { async: true, cwd: dir });
     const marker = join(dir, 'ran.txt');
     for (let i = 0; i < 50 && !existsSync(marker); i++) await sleep(50);
