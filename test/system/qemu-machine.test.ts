@@ -245,7 +245,10 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     for (let i = 0; i < 600 && !output.includes('\n'); i++) await sleep(100);
     const id = output.trim();
     assert.ok(id, 'the child started a machine');
-    assert.equal(qemuProcessesOf(id).length, 1, 'its QEMU runs');
+    const running = qemuProcessesOf(id);
+    assert.equal(running.length, 1, 'its QEMU runs');
+    // Filter mode: QEMU's own seccomp sandbox (no spawning, no privilege changes) is on.
+    assert.match(readFileSync(`/proc/${running[0]}/status`, 'utf8'), /^Seccomp:\s+2$/m);
     child.kill('SIGKILL');
     await once(child, 'exit');
     for (let i = 0; i < 50 && qemuProcessesOf(id).length > 0; i++) await sleep(100);

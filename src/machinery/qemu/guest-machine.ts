@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,6 +42,7 @@ export class GuestMachine {
     ) as Record<ResultChannel, string | null>;
     for (let attempt = 1; ; attempt++) {
       const agentPort = await freeLoopbackPort();
+      const state = 'stateFile' in options.start ? await openState(options.start.stateFile) : null;
       try {
         const qemu = await launchQemu(
           qemuArgv(options.hardware, {
@@ -55,6 +56,7 @@ export class GuestMachine {
             start: options.start,
           }),
           join(options.runDir, 'qmp.sock'),
+          state ? [state.fd] : [],
         );
         await writeFile(join(options.runDir, 'qemu.pid'), `${qemu.pid}\n`);
         return new GuestMachine(options.runDir, qemu, new AgentClient(`http://127.0.0.1:${agentPort}`), agentPort, channels);
@@ -62,6 +64,9 @@ export class GuestMachine {
         // Another program may have taken the port between our probe and QEMU's bind.
         const portTaken = isNestboxError(error) && /host forwarding rule/.test(error.message);
         if (!portTaken || attempt >= PORT_ATTEMPTS) throw error;
+      } finally {
+        // QEMU holds its own copy of the descriptor from the moment it is spawned.
+        await state?.close();
       }
     }
   }
@@ -101,6 +106,14 @@ export class GuestMachine {
 
   kill(): Promise<void> {
     return this.qemu.kill();
+  }
+}
+
+async function openState(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    throw unavailable(`the machine's saved state ${path} cannot be read: ${(error as Error).message}`, { cause: error });
   }
 }
 

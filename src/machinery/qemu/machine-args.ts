@@ -30,6 +30,16 @@ export const RESULT_CHANNELS = ['trace', 'log', 'files'] as const;
 export type ResultChannel = (typeof RESULT_CHANNELS)[number];
 export const channelPortName = (channel: ResultChannel) => `org.nestbox.${channel}`;
 
+/** The descriptor a restoring QEMU reads its saved state from (the caller opens the file and passes it). */
+export const STATE_FD = 3;
+
+/**
+ * QEMU's own seccomp filter. A sample that escapes the guest into QEMU can then neither start a program,
+ * nor gain privileges, nor change scheduling or resource limits, nor use obsolete system calls. Nothing
+ * nestbox asks of QEMU spawns a process: states are read from an inherited descriptor and written to a socket.
+ */
+export const SANDBOX_ARGS = ['-sandbox', 'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny'];
+
 export interface ColdBoot {
   kernel: string;
   initrd: string;
@@ -86,7 +96,7 @@ export function hardwareKey(hardware: Hardware, qemuVersion: string): string {
 }
 
 export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
-  const args = ['-name', `nestbox,process=${wiring.processName}`, ...hardwareArgs(hardware)];
+  const args = ['-name', `nestbox,process=${wiring.processName}`, ...SANDBOX_ARGS, ...hardwareArgs(hardware)];
   args.push('-drive', `file=${optionValue(wiring.disk)},if=none,id=root,format=qcow2,cache=unsafe,discard=unmap`);
   args.push('-device', hardware.diskBus === 'virtio' ? 'virtio-blk-pci,drive=root' : 'ide-hd,drive=root,bus=ide.0');
   args.push(
@@ -111,7 +121,7 @@ export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
     const { boot } = wiring.start;
     if (boot) args.push('-kernel', boot.kernel, '-initrd', boot.initrd, '-append', kernelCommandLine());
   } else {
-    args.push('-incoming', `exec:cat ${shellQuote(wiring.start.stateFile)}`);
+    args.push('-incoming', `fd:${STATE_FD}`);
   }
   return args;
 }
@@ -119,8 +129,4 @@ export function qemuArgv(hardware: Hardware, wiring: MachineWiring): string[] {
 /** QEMU option values end at a comma; a literal comma is written twice. */
 function optionValue(value: string): string {
   return value.replaceAll(',', ',,');
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
 }

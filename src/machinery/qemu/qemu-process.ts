@@ -21,9 +21,10 @@ export interface QemuProcess {
 
 const STDERR_KEEP = 8192;
 
-export async function launchQemu(argv: string[], qmpSocket: string, timeoutMs = 10_000): Promise<QemuProcess> {
+/** `inheritFds` become QEMU's descriptors 3, 4... in order (a saved state to restore from). */
+export async function launchQemu(argv: string[], qmpSocket: string, inheritFds: number[] = [], timeoutMs = 10_000): Promise<QemuProcess> {
   // setpriv makes the kernel kill QEMU when nestbox dies, so a crash leaves no machine running.
-  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', QEMU_BINARY, ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', QEMU_BINARY, ...argv], { stdio: ['ignore', 'ignore', 'pipe', ...inheritFds] });
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-STDERR_KEEP)));

@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { pipeline } from 'node:stream/promises';
 import { copyFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +15,7 @@ import { qemuVersion } from './qemu-process.js';
 
 /**
  * The ready state of an image: the guest booted once until its agent answered, then its memory saved to
- * a file (QEMU migration to `exec:cat > file`) beside the disk as it was at that moment. Every task then
+ * a file (QEMU migration through a unix socket) beside the disk as it was at that moment. Every task then
  * starts a new QEMU from that file on a throw-away overlay of that disk: a clean, running machine in a
  * fraction of a second, where a boot takes seconds (TCG) to tens of seconds.
  */
@@ -100,8 +102,36 @@ async function saveReadyState(source: ReadySource, files: ReadyStateFiles, optio
  */
 async function saveMemory(machine: GuestMachine, path: string): Promise<void> {
   const { qmp } = machine.qemu;
-  await qmp.execute('stop');
-  await qmp.execute('migrate', { uri: `exec:cat > '${path.replaceAll("'", `'\\''`)}'` });
+  const receiver = await receiveStream(join(machine.runDir, 'migrate.sock'), path);
+  try {
+    await qmp.execute('stop');
+    await qmp.execute('migrate', { uri: `unix:${receiver.socket}` });
+    await waitForMigration(machine, path);
+    await receiver.written;
+  } finally {
+    receiver.close();
+  }
+}
+
+/**
+ * A one-connection unix socket whose stream is written to `path`. QEMU's sandbox forbids it to start
+ * a program, so the state cannot go through `exec:cat`.
+ */
+async function receiveStream(socket: string, path: string): Promise<{ socket: string; written: Promise<void>; close(): void }> {
+  await rm(socket, { force: true });
+  let settle!: { resolve(): void; reject(error: Error): void };
+  const written = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  written.catch(() => undefined);
+  const server = createServer((connection) => {
+    server.close();
+    pipeline(connection, createWriteStream(path)).then(settle.resolve, settle.reject);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
+  return { socket, written, close: () => server.close() };
+}
+
+async function waitForMigration(machine: GuestMachine, path: string): Promise<void> {
+  const { qmp } = machine.qemu;
   const deadline = Date.now() + MIGRATION_TIMEOUT_MS;
   for (;;) {
     const info = await qmp.execute<{ status?: string; 'error-desc'?: string }>('query-migrate');
