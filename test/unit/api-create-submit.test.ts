@@ -256,6 +256,24 @@ describe('POST /tasks/create/submit', () => {
     }
   });
 
+  it('answers junk lines with per-item errors and makes tasks of the real items only', async () => {
+    const junk = ['0000000000000000000000000000123', 'http://0000123/', '1.2.3', 'someone@mail.example', 'ftp://files.example/x', 'nodot', '[not]'];
+    const strings = ['http://real.example/a', ...junk, 'evil.example', '192.0.2.7:8080/x'].join('\n');
+    const { status, body } = await submit(form({ strings }));
+    assert.equal(status, 200);
+    assert.deepEqual(body.errors, junk.map((line) => `'${line}' was neither a valid hash or url`));
+    const tasks = await tasksOf(body.task_ids);
+    assert.deepEqual(tasks.map((task) => [task.category, task.target]), [
+      ['url', 'http://real.example/a'],
+      ['url', 'http://evil.example'],
+      ['url', 'http://192.0.2.7:8080/x'],
+    ]);
+    const onlyJunk = await submit(form({ strings: junk.join('\n') }));
+    assert.equal(onlyJunk.status, 200);
+    assert.deepEqual(onlyJunk.body.task_ids, []);
+    assert.equal(onlyJunk.body.errors.length, junk.length);
+  });
+
   it('downloads hashes from the VirusTotal API with the key, by md5, sha1 or sha256', async () => {
     const sample = randomBytes(4096);
     vt.add(sample);
