@@ -228,6 +228,8 @@ describe('POST /tasks/create/submit', () => {
     assert.equal(archiveSample.md5, hash('md5', zip));
     assert.match(archiveSample.file_type, /^Zip archive data/);
     assert.ok(readFileSync(server.ctx.layout.binary(archiveSample.sha256)).equals(zip), 'the archive binary is stored');
+    assert.equal((await server.json(`/files/view/sha256/${archiveSample.sha256}`)).body.sample.id, archiveSample.id);
+    assert.ok(Buffer.from(await (await server.fetch(`/files/get/${archiveSample.sha256}`)).arrayBuffer()).equals(zip));
     const members = tasks.filter((task) => task.category === 'archive');
     assert.deepEqual(members.map((task) => task.archive_member).sort(), Object.keys(payload).sort());
     for (const task of members) {
