@@ -15,7 +15,7 @@ const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1
 const PORT = /^\d{0,5}$/;
 
 /** A domain name with a top-level domain; internationalised names are judged by their punycode form. */
-export function isDomainName(host: string): boolean {
+function isDomainName(host: string): boolean {
   const ascii = /^[\x00-\x7f]*$/.test(host) ? host : domainToASCII(host);
   return ascii.length > 0 && ascii.length <= 254 && DOMAIN.test(ascii);
 }
