@@ -1,7 +1,7 @@
-import { isIP } from 'node:net';
 import type { Config } from '../config/schema.js';
 import { invalidInput } from '../errors.js';
-import type { SubmittedString, TaskParams } from '../tasks/create.js';
+import type { TaskParams } from '../tasks/create.js';
+import { bareWebAddress, isHttpUrl } from './web-address.js';
 
 /**
  * Form-field parsing shared by the three task-creation endpoints. Cuckoo takes its fields unchecked;
@@ -122,44 +122,13 @@ export function uploadBaseName(filename: string | undefined): string {
   return name;
 }
 
-const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})\.?$/i;
-
-/**
- * An absolute http(s) URL whose host is a domain name with a top-level domain, `localhost` or an IP
- * address, like the URL validator Cuckoo uses for submissions.
- */
-export function isHttpUrl(text: string): boolean {
-  if (!/^https?:\/\//i.test(text) || /[\s\u0000-\u001f\u007f]/.test(text)) return false;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return false;
-  }
-  const host = url.hostname;
-  return host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0 || DOMAIN.test(host);
-}
-
 export function parseUrl(fields: FormFields): string {
   const raw = fields.get('url');
   if (raw === undefined) throw invalidInput('No url has been given');
   const url = raw.trim();
   if (isHttpUrl(url)) return url;
   // A bare domain (MISP submits domain attributes this way) is opened as http://, as create/submit does.
-  if (!url.includes(':') && isHttpUrl(`http://${url}`)) return `http://${url}`;
+  const bare = bareWebAddress(url);
+  if (bare !== undefined) return bare;
   throw invalidInput(`url must be an absolute http:// or https:// URL or a domain name; got ${JSON.stringify(raw)}`);
-}
-
-/** One line of create/submit's `strings`: a md5/sha1/sha256 hash, a URL (tried as given, then with http://), or an error. */
-export function classifyString(line: string): SubmittedString {
-  if (/^(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64})$/i.test(line)) return { kind: 'hash', hash: line.toLowerCase() };
-  if (isHttpUrl(line)) return { kind: 'url', url: line };
-  if (isHttpUrl(`http://${line}`)) return { kind: 'url', url: `http://${line}` };
-  return { kind: 'error', message: `'${line}' was neither a valid hash or url` };
-}
-
-/** The non-blank lines of `strings`, trimmed. */
-export function stringLines(raw: string | undefined): string[] {
-  if (raw === undefined) return [];
-  return raw.split('\n').map((line) => line.trim()).filter((line) => line !== '');
 }

@@ -17,7 +17,13 @@ export const TASK_STATUSES = [
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export type TaskCategory = 'file' | 'url';
+/** `archive`: a file unpacked from a submitted archive (create/submit); it runs like a `file` task. */
+export type TaskCategory = 'file' | 'url' | 'archive';
+
+/** Categories whose task runs a stored sample file (its `target`). */
+export function runsSampleFile(category: TaskCategory): boolean {
+  return category === 'file' || category === 'archive';
+}
 
 export interface TasksTable {
   id: Generated<number>;
@@ -52,6 +58,12 @@ export interface TasksTable {
   route: string | null;
   /** For reboot tasks: the task whose end state this one starts from. */
   reboot_of: number | null;
+  /** Archive tasks: the sample row of the submitted archive the file was unpacked from. */
+  archive_id: number | null;
+  /** Archive tasks: the name the archive was submitted under. */
+  archive_name: string | null;
+  /** Archive tasks: the file's path inside the archive (through nested archives: `inner.tar/dir/x.sh`). */
+  archive_member: string | null;
 }
 
 export interface SamplesTable {

@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENTS_FILE } from '../report/events.js';
 import type { AppContext } from '../app.js';
-import type { TaskRow } from '../db/schema.js';
+import { runsSampleFile, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import { writeReports } from '../reporting/index.js';
 import { scoreOf, startSignatures } from '../signatures/index.js';
@@ -11,7 +11,7 @@ import { PROCESSING_MODULES } from '../processing/modules/index.js';
 import { machineAddresses } from '../processing/modules/network.js';
 import { analysePcap, type PcapAnalysis } from '../processing/network-analysis.js';
 import type { Report } from '../report/report-types.js';
-import type { AnyProcessingModule, ProcessingInput } from '../processing/types.js';
+import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
 
@@ -135,10 +135,24 @@ async function inputOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, yar
     config: ctx.config,
     binaryPath: binaryOf(ctx, task, paths, sample?.sha256),
     tools: { fileType: ctx.fileType, yara },
+    archive: await archiveOf(ctx, task),
     capture: () => (capture ??= analyseCapture(input)),
   };
   let capture: Promise<PcapAnalysis | undefined> | undefined;
   return input;
+}
+
+/** The submitted archive an archive task's file was unpacked from, with its stored binary when still there. */
+async function archiveOf(ctx: AppContext, task: TaskRow): Promise<ArchiveOrigin | undefined> {
+  if (task.archive_id === null) return undefined;
+  const sample = await ctx.stores.samples.get(task.archive_id);
+  const binary = sample && ctx.layout.binary(sample.sha256);
+  return {
+    name: task.archive_name ?? '',
+    member: task.archive_member ?? '',
+    sample,
+    binaryPath: binary !== undefined && existsSync(binary) ? binary : undefined,
+  };
 }
 
 /** The capture read once; a failure stays for whoever asks (the network module reports it). */
@@ -151,7 +165,7 @@ function analyseCapture(input: ProcessingInput): Promise<PcapAnalysis | undefine
 
 /** The analysis folder's `binary` (a link into storage/binaries), else the stored binary itself. */
 function binaryOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, sha256: string | undefined): string | undefined {
-  if (task.category !== 'file') return undefined;
+  if (!runsSampleFile(task.category)) return undefined;
   if (existsSync(paths.binary)) return realpathSync(paths.binary);
   if (sha256 !== undefined && existsSync(ctx.layout.binary(sha256))) return ctx.layout.binary(sha256);
   return undefined;

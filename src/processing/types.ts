@@ -13,6 +13,16 @@ export interface ProcessingTools {
   yara: YaraScanner;
 }
 
+export interface ArchiveOrigin {
+  /** The name it was submitted under. */
+  name: string;
+  /** The analysed file's path inside it. */
+  member: string;
+  sample: SampleRow | undefined;
+  /** Its stored binary; undefined when gone. */
+  binaryPath: string | undefined;
+}
+
 /** Everything a processing module may read: the task's rows and its raw results on disk. */
 export interface ProcessingInput {
   task: TaskRow;
@@ -21,9 +31,11 @@ export interface ProcessingInput {
   errors: readonly ErrorRow[];
   paths: AnalysisPaths;
   config: Config;
-  /** The analysed file (file tasks): the analysis folder's copy, else storage/binaries/<sha256>; undefined when gone. */
+  /** The analysed file (file and archive tasks): the analysis folder's copy, else storage/binaries/<sha256>; undefined when gone, and for URLs. */
   binaryPath: string | undefined;
   tools: ProcessingTools;
+  /** Archive tasks: the submitted archive the file was unpacked from. */
+  archive?: ArchiveOrigin;
   /**
    * dump.pcap analysed once for every module that needs it (network, behaviour): undefined without a
    * capture; rejects when the capture cannot be read.

@@ -28,7 +28,7 @@ export interface YaraMatch {
 export interface InfoSection {
   id: number;
   version: string;
-  category: 'file' | 'url';
+  category: 'file' | 'url' | 'archive';
   package: string;
   platform: string;
   custom: string;
@@ -49,10 +49,18 @@ export interface InfoSection {
   tracer?: string;
 }
 
+/**
+ * What was analysed. A file unpacked from a submitted archive is shown as Cuckoo 2.0.7 shows it:
+ * category `archive`, `file` the unpacked file, `filename` its path inside the archive, `archive` the
+ * archive's own facts and `human` both in one line (`dir/x.sh @ bundle.zip`).
+ */
 export interface TargetSection {
-  category: 'file' | 'url';
+  category: 'file' | 'url' | 'archive';
   file?: FileInfo;
   url?: string;
+  filename?: string;
+  archive?: FileInfo;
+  human?: string;
 }
 
 /**

@@ -15,14 +15,29 @@ export function header(report: Report): SafeHtml {
 }
 
 export function targetName(report: Report): string {
-  return report.target.category === 'url' ? (report.target.url ?? '') : (report.target.file?.name ?? '');
+  const { target } = report;
+  if (target.category === 'url') return target.url ?? '';
+  return target.category === 'archive' ? (target.human ?? '') : (target.file?.name ?? '');
+}
+
+type Fact = readonly [string, Parameters<typeof facts>[0][number][1]];
+
+/** Which submitted archive the file was unpacked from, and where in it. */
+function provenanceFacts(target: Report['target']): Fact[] {
+  if (target.category !== 'archive') return [];
+  return [
+    ['From archive', code(target.archive?.name ?? '')],
+    ['Path in archive', code(target.filename ?? '')],
+    ['Archive type', target.archive?.type ?? ''],
+    ['Archive SHA-256', code(target.archive?.sha256 ?? '')],
+  ];
 }
 
 export function overview(report: Report): SafeHtml {
   const { info, target } = report;
   const file = target.file;
   const machine = info.machine as Record<string, unknown>;
-  const targetFacts: Array<readonly [string, Parameters<typeof facts>[0][number][1]]> =
+  const targetFacts: Fact[] =
     target.category === 'url'
       ? [['URL', code(target.url ?? '')]]
       : [
@@ -33,6 +48,7 @@ export function overview(report: Report): SafeHtml {
           ['SHA-1', code(file?.sha1 ?? '')],
           ['SHA-256', code(file?.sha256 ?? '')],
           ['SSDeep', code(file?.ssdeep ?? '')],
+          ...provenanceFacts(target),
         ];
   const analysisFacts = [
     ['Category', info.category],

@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { AppContext } from '../app.js';
-import type { GuestStatus, MachineRow, TaskRow } from '../db/schema.js';
+import { type GuestStatus, type MachineRow, runsSampleFile, type TaskRow } from '../db/schema.js';
 import type { AnalysisRequest, Machinery, RunResult } from '../machinery/types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { parseOptions } from '../db/task-options.js';
@@ -62,8 +62,8 @@ function analysisRequest(ctx: AppContext, task: TaskRow, machine: MachineRow, pa
     taskId: task.id,
     machine,
     paths,
-    category: task.category,
-    ...(task.category === 'file' ? { samplePath: task.target } : { url: task.target }),
+    // A file unpacked from an archive runs like any file; only its report says where it came from.
+    ...(runsSampleFile(task.category) ? { category: 'file', samplePath: task.target } : { category: 'url', url: task.target }),
     package: task.package,
     options,
     timeoutSeconds: task.timeout > 0 ? task.timeout : ctx.config.tasks.default_timeout,

@@ -51,6 +51,8 @@ export interface UnpackedFile {
   path: string;
   /** Its path inside the archive(s), for messages: `outer.zip/dir/inner.tar/file.exe`. */
   name: string;
+  /** Its path inside the submitted archive, without `.` steps: `dir/inner.tar/file.exe`. */
+  member: string;
   /** The last component of its path, made safe for a file system. */
   baseName: string;
   fileType: string;
@@ -70,7 +72,13 @@ export async function unpackArchive(
   limits: ArchiveLimits,
   detectType: TypeDetector,
 ): Promise<UnpackedFile[]> {
-  return new Unpacking(workDir, limits, detectType).unpack(archive.path, archive.name, archive.kind, 1);
+  const found = await new Unpacking(workDir, limits, detectType).unpack(archive.path, archive.name, archive.kind, 1);
+  return found.map((file) => ({ ...file, member: memberPath(file.name.slice(archive.name.length + 1)) }));
+}
+
+/** `./dir//x` is `dir/x`. */
+function memberPath(path: string): string {
+  return path.split('/').filter((step) => step !== '.' && step !== '').join('/');
 }
 
 interface Entry {
@@ -108,8 +116,8 @@ class Unpacking {
     this.budget = { bytes: limits.maxTotalSize, files: limits.maxFiles };
   }
 
-  async unpack(path: string, name: string, kind: ArchiveKind, depth: number): Promise<UnpackedFile[]> {
-    const found: UnpackedFile[] = [];
+  async unpack(path: string, name: string, kind: ArchiveKind, depth: number): Promise<Array<Omit<UnpackedFile, 'member'>>> {
+    const found: Array<Omit<UnpackedFile, 'member'>> = [];
     for (const file of await this.extract(path, name, kind)) {
       const fileType = await this.detectType(file.path);
       const nestedKind = archiveKindOf(fileType);

@@ -72,17 +72,34 @@ interface TypedFile extends StagedFile {
   fileType: string;
 }
 
-/** A sample in storage with its task target in place. */
-interface PlacedFile extends TypedFile {
+/** A sample in storage/binaries. */
+interface StoredFile extends TypedFile {
   binary: string;
   createdBinary: boolean;
   /** The binary stays whatever other requests do: this one created it, or linked the target from it. */
   binaryCertain: boolean;
+}
+
+/** A sample in storage with its task target in place. */
+interface PlacedFile extends StoredFile {
   targetDir: string;
   target: string;
 }
 
-type SubmitItem = { kind: 'file'; file: TypedFile } | { kind: 'url'; url: string };
+/** Where a file of a submission was unpacked from: the submitted archive (one object for all its files) and its path inside. */
+interface ArchiveOrigin {
+  archive: TypedFile;
+  member: string;
+}
+
+type SubmitItem = { kind: 'file'; file: TypedFile; origin?: ArchiveOrigin } | { kind: 'url'; url: string };
+
+/** An archive task's provenance as its row records it. */
+interface ArchiveColumns {
+  archive_id: number;
+  archive_name: string;
+  archive_member: string;
+}
 
 export class TaskCreation {
   constructor(private readonly ctx: AppContext) {}
@@ -119,10 +136,11 @@ export class TaskCreation {
       const errors: string[] = [];
       const items = await this.collectItems(input, workDir, errors);
       const placed = await this.placeAll(items);
-      const { submitId, taskIds } = await this.writeRows([...placed.values()], () =>
-        this.ctx.stores.transaction((trx) => this.insertSubmission(trx, items, placed, submitParams)),
+      const stored = [...placed.files.values(), ...placed.archives.values()];
+      const { submitId, taskIds } = await this.writeRows(stored, () =>
+        this.ctx.stores.transaction((trx) => this.insertSubmission(trx, items, placed.files, submitParams)),
       );
-      for (const file of placed.values()) await this.ensureBinary(file);
+      for (const file of stored) await this.ensureBinary(file);
       return { submitId, taskIds, errors };
     } finally {
       await rm(workDir, { recursive: true, force: true });
@@ -179,13 +197,20 @@ export class TaskCreation {
     return items;
   }
 
-  private async placeAll(items: readonly SubmitItem[]): Promise<Map<SubmitItem, PlacedFile>> {
-    const placed = new Map<SubmitItem, PlacedFile>();
+  /** The files' binaries and targets, and the binaries of the archives they came from (kept as their provenance). */
+  private async placeAll(items: readonly SubmitItem[]) {
+    const files = new Map<SubmitItem, PlacedFile>();
+    const archives = new Map<TypedFile, StoredFile>();
     try {
-      for (const item of items) if (item.kind === 'file') placed.set(item, await this.place(item.file));
-      return placed;
+      for (const item of items) {
+        if (item.kind !== 'file') continue;
+        files.set(item, await this.place(item.file));
+        const archive = item.origin?.archive;
+        if (archive && !archives.has(archive)) archives.set(archive, await this.storeBinary(archive));
+      }
+      return { files, archives };
     } catch (error) {
-      await this.discard([...placed.values()]);
+      await this.discard([...files.values(), ...archives.values()]);
       throw error;
     }
   }
@@ -193,13 +218,27 @@ export class TaskCreation {
   private async insertSubmission(trx: Db, items: readonly SubmitItem[], placed: Map<SubmitItem, PlacedFile>, params: TaskParams) {
     // The work folder is gone once the request ends, so the submission records no tmp path.
     const submitId = await this.ctx.stores.submissions.create(null, trx);
+    const archiveIds = new Map<TypedFile, number>();
     const taskIds: number[] = [];
     for (const item of items) {
-      taskIds.push(item.kind === 'url'
-        ? await this.ctx.stores.tasks.insert(this.taskRow('url', item.url, params, null, submitId), trx)
-        : await this.insertFileTask(trx, placed.get(item)!, params, submitId));
+      if (item.kind === 'url') {
+        taskIds.push(await this.ctx.stores.tasks.insert(this.taskRow('url', item.url, params, null, submitId), trx));
+        continue;
+      }
+      const origin = item.origin && (await this.archiveColumns(trx, item.origin, archiveIds));
+      taskIds.push(await this.insertFileTask(trx, placed.get(item)!, params, submitId, origin));
     }
     return { submitId, taskIds };
+  }
+
+  /** The archive's own sample row is written once per submission, with its first file's task. */
+  private async archiveColumns(trx: Db, origin: ArchiveOrigin, archiveIds: Map<TypedFile, number>): Promise<ArchiveColumns> {
+    let archiveId = archiveIds.get(origin.archive);
+    if (archiveId === undefined) {
+      archiveId = await this.upsertSample(trx, origin.archive);
+      archiveIds.set(origin.archive, archiveId);
+    }
+    return { archive_id: archiveId, archive_name: origin.archive.name, archive_member: origin.member };
   }
 
   /** An archive becomes its files (refusals become errors); any other file stays one item. */
@@ -213,7 +252,12 @@ export class TaskCreation {
       const limits = { passwords: archives.passwords, maxDepth: archives.max_depth, maxTotalSize: archives.max_total_size, maxFiles: archives.max_files };
       const found = await unpackArchive({ path: file.path, name: file.name, kind }, unpackDir, limits, (path) => this.ctx.fileType.detect(path));
       if (found.length === 0) errors.push(`${file.name}: the archive holds no files`);
-      return found.map((entry) => ({ kind: 'file', file: { path: entry.path, name: entry.baseName, hashes: entry.hashes, fileType: entry.fileType } }));
+      const archive: TypedFile = { ...file, fileType };
+      return found.map((entry) => ({
+        kind: 'file',
+        file: { path: entry.path, name: entry.baseName, hashes: entry.hashes, fileType: entry.fileType },
+        origin: { archive, member: entry.member },
+      }));
     } catch (error) {
       if (!isNestboxError(error, 'invalid_input')) throw error;
       errors.push(error.message);
@@ -242,18 +286,24 @@ export class TaskCreation {
 
   /** Stores the binary (keeping an existing one) and makes the task's own target path for it. */
   private async place(file: TypedFile): Promise<PlacedFile> {
-    const binary = this.ctx.layout.binary(file.hashes.sha256);
-    const createdBinary = await linkOrCopy(file.path, binary);
+    const stored = await this.storeBinary(file);
     const targetDir = await mkdtemp(join(this.ctx.layout.tmp, 'tmp'));
     const target = join(targetDir, file.name);
     try {
       await linkOrCopy(file.path, target);
     } catch (error) {
       await rm(targetDir, { recursive: true, force: true });
-      if (createdBinary) await rm(binary, { force: true });
+      if (stored.createdBinary) await rm(stored.binary, { force: true });
       throw error;
     }
-    return { ...file, binary, createdBinary, binaryCertain: createdBinary, targetDir, target };
+    return { ...stored, targetDir, target };
+  }
+
+  /** Stores the binary, keeping an existing one. */
+  private async storeBinary(file: TypedFile): Promise<StoredFile> {
+    const binary = this.ctx.layout.binary(file.hashes.sha256);
+    const createdBinary = await linkOrCopy(file.path, binary);
+    return { ...file, binary, createdBinary, binaryCertain: createdBinary };
   }
 
   /**
@@ -276,7 +326,7 @@ export class TaskCreation {
   }
 
   /** Writes the rows (`write` makes one transaction of them); on failure removes the files placed for them. */
-  private async writeRows<T>(placed: readonly PlacedFile[], write: () => Promise<T>): Promise<T> {
+  private async writeRows<T>(placed: readonly StoredFile[], write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
@@ -289,24 +339,31 @@ export class TaskCreation {
    * Removes targets, and binaries this request created that no sample row refers to. A concurrent
    * request may have linked its target to such a binary meanwhile; ensureBinary() restores it then.
    */
-  private async discard(placed: readonly PlacedFile[]): Promise<void> {
+  private async discard(placed: readonly StoredFile[]): Promise<void> {
     for (const file of placed) {
-      await rm(file.targetDir, { recursive: true, force: true });
+      if (isPlaced(file)) await rm(file.targetDir, { recursive: true, force: true });
       if (file.createdBinary && !(await this.ctx.stores.samples.findBySha256(file.hashes.sha256))) {
         await rm(file.binary, { force: true });
       }
     }
   }
 
-  private async ensureBinary(file: PlacedFile): Promise<void> {
+  /** An archive has no target: its staged copy, still in the request's work folder, is linked instead. */
+  private async ensureBinary(file: StoredFile): Promise<void> {
     if (file.binaryCertain) return;
     const present = await stat(file.binary).then(() => true, () => false);
-    if (!present) await linkOrCopy(file.target, file.binary);
+    if (!present) await linkOrCopy(isPlaced(file) ? file.target : file.path, file.binary);
   }
 
-  private async insertFileTask(trx: Db, file: PlacedFile, params: TaskParams, submitId: number | null): Promise<number> {
+  private async insertFileTask(trx: Db, file: PlacedFile, params: TaskParams, submitId: number | null, origin?: ArchiveColumns): Promise<number> {
+    const sampleId = await this.upsertSample(trx, file);
+    const row = this.taskRow(origin ? 'archive' : 'file', file.target, params, sampleId, submitId);
+    return this.ctx.stores.tasks.insert({ ...row, ...origin }, trx);
+  }
+
+  private upsertSample(trx: Db, file: TypedFile): Promise<number> {
     const { hashes } = file;
-    const sampleId = await this.ctx.stores.samples.upsert(
+    return this.ctx.stores.samples.upsert(
       {
         file_size: hashes.size,
         file_type: file.fileType,
@@ -319,7 +376,6 @@ export class TaskCreation {
       },
       trx,
     );
-    return this.ctx.stores.tasks.insert(this.taskRow('file', file.target, params, sampleId, submitId), trx);
   }
 
   private taskRow(category: TaskCategory, target: string, params: TaskParams, sampleId: number | null, submitId: number | null): NewTask {
@@ -344,6 +400,10 @@ export class TaskCreation {
       submit_id: submitId,
     };
   }
+}
+
+function isPlaced(file: StoredFile): file is PlacedFile {
+  return 'target' in file;
 }
 
 /** Writes a held upload to its staging path (see StagedFile.content). */

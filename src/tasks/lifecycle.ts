@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Stores } from '../db/index.js';
 import { encodeList } from '../db/json-columns.js';
-import { TASK_STATUSES, type NewTask, type TaskRow, type TaskStatus } from '../db/schema.js';
+import { runsSampleFile, TASK_STATUSES, type NewTask, type TaskRow, type TaskStatus } from '../db/schema.js';
 import { conflict, internal, invalidInput, isNestboxError, notFound, unavailable } from '../errors.js';
 import type { StorageLayout } from '../storage/layout.js';
 import { nowIso } from '../util/time.js';
@@ -49,7 +49,10 @@ export async function rescheduleTask(ctx: LifecycleContext, taskId: number, prio
   });
 }
 
-/** The fields Cuckoo copies when rescheduling; options are stored normalised, as Cuckoo does. */
+/**
+ * The fields Cuckoo copies when rescheduling; options are stored normalised, as Cuckoo does. An archive
+ * task keeps its provenance (Cuckoo refuses to reschedule archive tasks; nestbox runs the unpacked file again).
+ */
 function rescheduledCopy(task: TaskRow, priority: number): NewTask {
   return {
     target: task.target,
@@ -70,6 +73,9 @@ function rescheduledCopy(task: TaskRow, priority: number): NewTask {
     status: 'pending',
     sample_id: task.sample_id,
     reboot_of: task.reboot_of,
+    archive_id: task.archive_id,
+    archive_name: task.archive_name,
+    archive_member: task.archive_member,
   };
 }
 
@@ -141,7 +147,7 @@ export async function rereportTask(ctx: LifecycleContext, taskId: number): Promi
  */
 export async function rebootTask(ctx: LifecycleContext, taskId: number): Promise<number> {
   const task = await ctx.stores.tasks.get(taskId);
-  if (!task || task.category !== 'file' || !(await targetAvailable(task))) {
+  if (!task || !runsSampleFile(task.category) || !(await targetAvailable(task))) {
     throw notFound('Error creating reboot task', {
       context: { taskId, category: task?.category, target: task?.target },
     });
@@ -181,7 +187,7 @@ function refuseUnfinished(task: TaskRow, what: string): void {
 
 /** URL tasks always are; file tasks need their stored sample file, which the analysis reads. */
 async function targetAvailable(task: TaskRow): Promise<boolean> {
-  if (task.category !== 'file') return true;
+  if (!runsSampleFile(task.category)) return true;
   try {
     await access(task.target);
     return true;

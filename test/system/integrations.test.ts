@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -8,7 +11,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * The Cuckoo integrations of docs/integrations.md, replayed against nestbox: each request is sent the way
  * that integration sends it (paths, field names, multipart layout, auth header) and every field it reads
- * is checked for presence and type. Reports come from one real task run on the Linux machine.
+ * is checked for presence and type. Reports come from real tasks run on the Linux machine: a script, a URL
+ * and a script unpacked from a zip given to create/submit.
  */
 
 /** A sample with something for every reader: processes, DNS, HTTP, a dropped file, matched signatures. */
@@ -476,6 +480,76 @@ describe('Cuckoo integrations against nestbox', { timeout: 900_000 }, () => {
       const shots = await get(server, `/tasks/screenshots/${taskId}`);
       assert.equal(shots.response.status, 200);
       assert.equal(shots.bytes.subarray(0, 2).toString(), 'PK');
+    });
+  });
+
+  describe('a file unpacked from a submitted zip (create/submit)', () => {
+    const MEMBER = '#!/bin/sh\necho unpacked > /tmp/from-archive.txt\n';
+    const digest = (algorithm: string, data: string | Buffer) => createHash(algorithm).update(data).digest('hex');
+    let zip: Buffer;
+    let memberTask: number;
+    let memberReport: any;
+
+    before(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'nestbox-integrations-zip-'));
+      try {
+        mkdirSync(join(dir, 'tree/tools'), { recursive: true });
+        writeFileSync(join(dir, 'tree/tools/invoice.sh'), MEMBER);
+        execFileSync('7z', ['a', '-bd', '../bundle.zip', 'tools'], { cwd: join(dir, 'tree'), stdio: 'ignore' });
+        zip = readFileSync(join(dir, 'bundle.zip'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      // Sent as requests sends files=[("files", (name, bytes))]: a tuple part without a Content-Type.
+      const submitted = await post(server, '/tasks/create/submit', [{ name: 'files', filename: 'bundle.zip', value: zip }]);
+      assert.equal(submitted.status, 200, JSON.stringify(submitted.body));
+      assertShape(submitted.body, { errors: list('string'), submit_id: 'integer', task_ids: list('integer', 1) });
+      assert.deepEqual(submitted.body.errors, []);
+      assert.equal(submitted.body.task_ids.length, 1);
+      memberTask = submitted.body.task_ids[0];
+      const task = await waitForStatus(server, memberTask, (status) => status === 'reported' || status.startsWith('failed'));
+      assert.equal(task.status, 'reported', `errors: ${task.errors.join('; ')}`);
+      memberReport = await getJson(server, `/tasks/report/${memberTask}/json`);
+    });
+
+    it('reports the target as Cuckoo 2.0.7 does: category archive, filename, the archive record, human', () => {
+      const { target } = memberReport;
+      assertShape(target, { category: 'string', filename: 'string', human: 'string', file: FILE_INFO, archive: FILE_INFO });
+      assert.equal(target.category, 'archive');
+      assert.equal(target.filename, 'tools/invoice.sh');
+      assert.equal(target.human, 'tools/invoice.sh @ bundle.zip');
+      assert.equal(target.file.name, 'invoice.sh');
+      assert.equal(target.file.sha256, digest('sha256', MEMBER));
+      const { archive } = target;
+      assert.deepEqual([archive.name, archive.size, archive.md5, archive.sha1, archive.sha256, archive.sha512],
+        ['bundle.zip', zip.length, digest('md5', zip), digest('sha1', zip), digest('sha256', zip), digest('sha512', zip)]);
+      assert.match(archive.type, /^Zip archive data/);
+      assert.equal(memberReport.info.category, 'archive');
+      assert.ok(memberReport.behavior.processtree.length > 0, 'the unpacked file ran');
+    });
+
+    it('keeps target.file for the report readers: Cortex, MISP cuckooimport, OpenCTI, AssemblyLine, XSOAR', async () => {
+      // Every reader that is not on a URL report goes to target.file; OpenCTI does so for any category but url.
+      assertShape(memberReport, { target: { category: 'string', file: FILE_INFO }, info: { id: 'integer', category: 'string', score: 'number' } });
+      const summary = await getJson(server, `/tasks/summary/${memberTask}`);
+      assertShape(summary, { target: { category: 'string', file: FILE_INFO } });
+      assert.equal(summary.target.archive.sha256, digest('sha256', zip));
+    });
+
+    it('answers /tasks/view and /tasks/list with what the polling integrations read', async () => {
+      const { task } = await getJson(server, `/tasks/view/${memberTask}`);
+      // AssemblyLine: id, status, errors, guest.status; sandboxapi, PeekabooAV, Cortex, FAME: status; XSOAR: the task fields.
+      assertShape(task, {
+        id: 'integer', status: 'string', errors: list('string'), guest: { status: 'string' },
+        category: 'string', machine: 'string|null', target: 'string', package: 'string|null', sample_id: 'integer',
+        custom: 'string|null', owner: 'string|null', priority: 'integer', platform: 'string|null', options: 'object',
+        enforce_timeout: 'boolean', timeout: 'integer', memory: 'boolean', tags: 'array', added_on: 'string', completed_on: 'string',
+      });
+      assert.deepEqual([task.id, task.status, task.category], [memberTask, 'reported', 'archive']);
+      assert.equal(task.target.split('/').pop(), 'invoice.sh', 'the target is the unpacked file that ran');
+      assert.equal(task.sample.sha256, digest('sha256', MEMBER));
+      const listed = (await getJson(server, '/tasks/list')).tasks.find((candidate: { id: number }) => candidate.id === memberTask);
+      assertShape(listed, { id: 'integer', status: 'string', completed_on: 'string', tags: list('string'), target: 'string' });
     });
   });
 });

@@ -306,6 +306,42 @@ describe('processing pipeline', () => {
     assert.equal(report.info.category, 'url');
   });
 
+  it('reports a file unpacked from a submitted archive with the archive, as Cuckoo 2.0.7 does', async () => {
+    mkdirSync(join(work, 'bundle/bin'), { recursive: true });
+    copyFileSync(join(work, 'sample'), join(work, 'bundle/bin/dropper.elf'));
+    execFileSync('7z', ['a', '-bd', '../bundle.zip', 'bin'], { cwd: join(work, 'bundle'), stdio: 'ignore' });
+    const zip = readFileSync(join(work, 'bundle.zip'));
+    const digest = (algorithm: string) => createHash(algorithm).update(zip).digest('hex');
+    const archiveId = await ctx.stores.samples.upsert({
+      file_size: zip.length, file_type: 'Zip archive data', md5: digest('md5'), crc32: '00000000', sha1: digest('sha1'),
+      sha256: digest('sha256'), sha512: digest('sha512'), ssdeep: null,
+    });
+    writeFileSync(ctx.layout.binary(digest('sha256')), zip);
+    const { id, paths } = await newTask({ category: 'archive', archive_id: archiveId, archive_name: 'bundle.zip', archive_member: 'bin/dropper.elf' });
+    await processTask(ctx, id);
+    const report = readReport(paths);
+    assert.equal(report.info.category, 'archive');
+    const { target } = report;
+    assert.equal(target.category, 'archive');
+    assert.equal(target.filename, 'bin/dropper.elf');
+    assert.equal(target.human, 'bin/dropper.elf @ bundle.zip');
+    assert.equal(target.file!.name, 'dropper.elf');
+    assert.equal(target.file!.sha256, sha256(sample));
+    const archive = target.archive!;
+    assert.deepEqual([archive.name, archive.path, archive.size, archive.md5, archive.sha1, archive.sha256, archive.sha512],
+      ['bundle.zip', ctx.layout.binary(digest('sha256')), zip.length, digest('md5'), digest('sha1'), digest('sha256'), digest('sha512')]);
+    assert.match(archive.type, /^Zip archive data/);
+    assert.match(archive.crc32, /^[0-9A-F]{8}$/);
+    assert.ok(Array.isArray(archive.yara) && Array.isArray(archive.urls));
+    assert.ok(report.static && report.strings?.some((text) => text.includes('NESTBOX-MARKER-7')), 'the unpacked file is analysed as a file');
+
+    rmSync(ctx.layout.binary(digest('sha256')));
+    await ctx.stores.tasks.transition(id, ['reported', 'failed_reporting', 'failed_processing'], 'completed');
+    await processTask(ctx, id);
+    const gone = readReport(paths).target.archive!;
+    assert.deepEqual([gone.path, gone.sha256, gone.size, gone.yara], [null, digest('sha256'), zip.length, []]);
+  });
+
   it('shows the stored hashes when the binary is gone', async () => {
     const { id, paths } = await newTask({ sample_id: sampleId });
     rmSync(ctx.layout.binary(sha256(sample)));

@@ -218,6 +218,46 @@ describe('POST /tasks/create/submit', () => {
     });
   }
 
+  it('records where each file of an archive came from: category archive, the archive as a sample of its own, the path inside', async () => {
+    const zip = fixture('plain.zip');
+    const { body } = await submit(form({}, [['files', 'plain.zip', zip], ['files', 'loose.txt', 'loose']]));
+    assert.deepEqual(body.errors, []);
+    const tasks = await tasksOf(body.task_ids);
+    const archiveSample = (await server.ctx.stores.samples.findBySha256(hash('sha256', zip)))!;
+    assert.ok(archiveSample, 'the archive has a sample row');
+    assert.equal(archiveSample.md5, hash('md5', zip));
+    assert.match(archiveSample.file_type, /^Zip archive data/);
+    assert.ok(readFileSync(server.ctx.layout.binary(archiveSample.sha256)).equals(zip), 'the archive binary is stored');
+    assert.equal((await server.json(`/files/view/sha256/${archiveSample.sha256}`)).body.sample.id, archiveSample.id);
+    assert.ok(Buffer.from(await (await server.fetch(`/files/get/${archiveSample.sha256}`)).arrayBuffer()).equals(zip));
+    const members = tasks.filter((task) => task.category === 'archive');
+    assert.deepEqual(members.map((task) => task.archive_member).sort(), Object.keys(payload).sort());
+    for (const task of members) {
+      assert.equal(task.archive_id, archiveSample.id);
+      assert.equal(task.archive_name, 'plain.zip');
+      assert.equal(task.target.split('/').pop(), task.archive_member!.split('/').pop(), 'the target is the unpacked file');
+      const { task: viewed } = (await server.json(`/tasks/view/${task.id}`)).body;
+      assert.equal(viewed.category, 'archive');
+      assert.equal(viewed.sample_id, task.sample_id);
+      assert.equal(viewed.sample.sha256, hash('sha256', readFileSync(task.target)), 'the sample is the unpacked file');
+    }
+    const loose = tasks.find((task) => task.category === 'file')!;
+    assert.deepEqual([loose.archive_id, loose.archive_name, loose.archive_member], [null, null, null]);
+    assert.equal(members.length + 1, tasks.length);
+    assert.deepEqual(tmpLeftovers(), []);
+  });
+
+  it('names nested and tar members by their path inside the submitted archive', async () => {
+    const nested = await tasksOf((await submit(form({}, [['files', 'nested.zip', fixture('nested.zip')]]))).body.task_ids);
+    assert.deepEqual(new Set(nested.map((task) => task.archive_name)), new Set(['nested.zip']));
+    assert.deepEqual(nested.map((task) => task.archive_member).sort(), [
+      'infected.zip/a.txt', 'infected.zip/dir/b.bin', 'infected.zip/dir/deep/c.sh', 'note.txt',
+      'plain.tar.gz/plain.tar/a.txt', 'plain.tar.gz/plain.tar/dir/b.bin', 'plain.tar.gz/plain.tar/dir/deep/c.sh',
+    ]);
+    const tar = await tasksOf((await submit(form({}, [['files', 'plain.tar', fixture('plain.tar')]]))).body.task_ids);
+    assert.deepEqual(tar.map((task) => task.archive_member).sort(), Object.keys(payload).sort(), 'tar\'s ./ steps are dropped');
+  });
+
   it('unpacks a gzip file to the file inside', async () => {
     const { body } = await submit(form({}, [['files', 'a.txt.gz', fixture('a.txt.gz')]]));
     assert.deepEqual(body.errors, []);
@@ -254,6 +294,24 @@ describe('POST /tasks/create/submit', () => {
       assert.equal(task.sample_id, null);
       assert.equal(task.submit_id, body.submit_id);
     }
+  });
+
+  it('answers junk lines with per-item errors and makes tasks of the real items only', async () => {
+    const junk = ['0000000000000000000000000000123', 'http://0000123/', '1.2.3', 'someone@mail.example', 'ftp://files.example/x', 'nodot', '[not]'];
+    const strings = ['http://real.example/a', ...junk, 'evil.example', '192.0.2.7:8080/x'].join('\n');
+    const { status, body } = await submit(form({ strings }));
+    assert.equal(status, 200);
+    assert.deepEqual(body.errors, junk.map((line) => `'${line}' was neither a valid hash or url`));
+    const tasks = await tasksOf(body.task_ids);
+    assert.deepEqual(tasks.map((task) => [task.category, task.target]), [
+      ['url', 'http://real.example/a'],
+      ['url', 'http://evil.example'],
+      ['url', 'http://192.0.2.7:8080/x'],
+    ]);
+    const onlyJunk = await submit(form({ strings: junk.join('\n') }));
+    assert.equal(onlyJunk.status, 200);
+    assert.deepEqual(onlyJunk.body.task_ids, []);
+    assert.equal(onlyJunk.body.errors.length, junk.length);
   });
 
   it('downloads hashes from the VirusTotal API with the key, by md5, sha1 or sha256', async () => {
@@ -333,8 +391,13 @@ describe('POST /tasks/create/submit', () => {
       const count = async (table: 'tasks' | 'samples' | 'submissions') => (await db.selectFrom(table).select('id').execute()).length;
       const before = { tasks: await count('tasks'), samples: await count('samples'), submissions: await count('submissions') };
       const tmpBefore = readdirSync(server.ctx.layout.tmp).sort();
-      const { status } = await submit(form({ owner: 'explode', strings: 'http://example.com' }, [['files', 'known.txt', known], ['files', 'fresh.bin', fresh]]));
+      writeFileSync(join(fixtures, 'fresh-inner.bin'), randomBytes(2000));
+      execFileSync('7z', ['a', '-bd', 'fresh.zip', 'fresh-inner.bin'], { cwd: fixtures, stdio: 'ignore' });
+      const freshZip = fixture('fresh.zip');
+      const parts: Array<[string, string, string | Uint8Array]> = [['files', 'known.txt', known], ['files', 'fresh.bin', fresh], ['files', 'fresh.zip', freshZip]];
+      const { status } = await submit(form({ owner: 'explode', strings: 'http://example.com' }, parts));
       assert.equal(status, 500);
+      assert.equal(existsSync(server.ctx.layout.binary(hash('sha256', freshZip))), false, 'the new archive binary is removed');
       assert.deepEqual({ tasks: await count('tasks'), samples: await count('samples'), submissions: await count('submissions') }, before);
       assert.deepEqual(readdirSync(server.ctx.layout.tmp).sort(), tmpBefore);
       assert.equal(existsSync(server.ctx.layout.binary(hash('sha256', fresh))), false, 'the new binary is removed');

@@ -102,7 +102,7 @@ describe('POST /tasks/create/url', () => {
     const empty = await post(form({ url: '' }));
     assert.equal(empty.status, 400);
     assert.deepEqual(empty.body, { message: 'No url has been given' });
-    for (const url of ['not a url', 'intranet', 'example.com:notaport', 'ftp://example.com/file', 'http://', 'javascript:alert(1)', 'file:///etc/passwd', 'http://exa mple.com/', 'http://intranet/', 'http://a..b.com/']) {
+    for (const url of ['not a url', 'intranet', 'example.com:notaport', 'ftp://example.com/file', 'http://', 'javascript:alert(1)', 'file:///etc/passwd', 'http://exa mple.com/', 'http://intranet/', 'http://a..b.com/', 'http://0000000123/', 'http://0x7f.1/', 'someone@evil.example']) {
       const { status, body } = await post(new URLSearchParams({ url }));
       assert.equal(status, 400, url);
       assert.equal(body.message, `url must be an absolute http:// or https:// URL or a domain name; got ${JSON.stringify(url)}`);

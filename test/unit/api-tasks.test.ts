@@ -318,8 +318,21 @@ describe('GET /tasks/reschedule', () => {
         processing: null,
         route: null,
         reboot_of: null,
+        archive_id: null,
+        archive_name: null,
+        archive_member: null,
       },
     );
+  });
+
+  it('reschedules a file unpacked from an archive with its provenance (Cuckoo refuses archive tasks)', async () => {
+    const provenance = { archive_id: sample.id, archive_name: 'bundle.zip', archive_member: 'dir/sample.sh' };
+    const old = await finishedFileTask({ category: 'archive', ...provenance });
+    const { status, body } = await server.json(`/tasks/reschedule/${old}`);
+    assert.equal(status, 200);
+    const copy = (await taskRow(server, body.task_id))!;
+    assert.deepEqual([copy.category, copy.target, copy.sample_id, copy.archive_id, copy.archive_name, copy.archive_member],
+      ['archive', sample.target, sample.id, ...Object.values(provenance)]);
   });
 
   it('takes the priority from the path, within 1..tasks.max_priority, under /v1 too', async () => {
@@ -540,6 +553,14 @@ describe('GET /tasks/rereport and /tasks/reboot', () => {
     );
     assert.deepEqual([reboot?.timeout, reboot?.priority, reboot?.options, reboot?.machine, reboot?.tags], [0, 1, '', '', '[]']);
     assert.equal(reboot?.sample_id, sample.id);
+  });
+
+  it('reboots a file unpacked from an archive as a file task, as Cuckoo makes every reboot', async () => {
+    const id = await addTask(server, { target: sample.target, sample_id: sample.id, status: 'reported', category: 'archive', archive_id: sample.id, archive_name: 'a.zip', archive_member: 'x.sh' });
+    const { status, body } = await server.json(`/tasks/reboot/${id}`);
+    assert.equal(status, 200);
+    const reboot = (await taskRow(server, body.reboot_id))!;
+    assert.deepEqual([reboot.category, reboot.target, reboot.sample_id, reboot.reboot_of], ['file', sample.target, sample.id, id]);
   });
 
   it('answers 404 "Error creating reboot task" for a missing task, a URL task or a missing sample file', async () => {

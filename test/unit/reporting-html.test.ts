@@ -250,6 +250,26 @@ describe('writeReports', () => {
     }
   });
 
+  it('shows which archive a file was unpacked from, escaped', async () => {
+    const analysis = makeAnalysis();
+    try {
+      const report = baseReport(analysis.paths.binary);
+      const archive = { ...report.target.file!, name: '<i>bundle</i>.zip', type: 'Zip archive data, at least v2.0 to extract', sha256: 'ab'.repeat(32) };
+      report.info.category = 'archive';
+      report.target = { category: 'archive', file: report.target.file, filename: 'bin/<b>x</b>.sh', archive, human: 'bin/<b>x</b>.sh @ <i>bundle</i>.zip' };
+      const page = await renderHtmlReport(report, analysis.paths);
+      assert.ok(page.includes('<p class="target"><code>bin/&lt;b&gt;x&lt;/b&gt;.sh @ &lt;i&gt;bundle&lt;/i&gt;.zip</code></p>'), 'the header names the file and its archive');
+      for (const fact of ['From archive', 'Path in archive', 'Archive type', 'Archive SHA-256', 'ab'.repeat(32), 'Zip archive data', '&lt;i&gt;bundle&lt;/i&gt;.zip']) {
+        assert.ok(page.includes(fact), fact);
+      }
+      assert.ok(!page.includes('<b>x</b>') && !page.includes('<i>bundle</i>'));
+      const plain = await renderHtmlReport(baseReport(analysis.paths.binary), analysis.paths);
+      assert.ok(!plain.includes('From archive'), 'a plain file task has no archive facts');
+    } finally {
+      analysis.remove();
+    }
+  });
+
   it('creates the reports folder when it is missing and renders a report with no optional sections', async () => {
     const analysis = makeAnalysis();
     try {

@@ -7,7 +7,8 @@ import { invalidInput, tooLarge } from '../../errors.js';
 import { removeFile, saveFilePart } from '../../storage/upload.js';
 import { RequestBudget } from '../request-budget.js';
 import { type StagedFile, TaskCreation } from '../../tasks/create.js';
-import { classifyString, FormFields, parseBoolean, parseTaskParams, parseUrl, stringLines, uploadBaseName } from '../form-fields.js';
+import { FormFields, parseBoolean, parseTaskParams, parseUrl, uploadBaseName } from '../form-fields.js';
+import { classifyString, stringLines } from '../submit-strings.js';
 import { Registrar } from './registrar.js';
 
 /** Room for the form fields around the one file of /tasks/create/file when checking Content-Length. */

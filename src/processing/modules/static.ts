@@ -21,7 +21,7 @@ const MAX_TYPED_RESOURCES = 50;
 export const staticModule: ProcessingModule<'static'> = {
   key: 'static',
   async run(input) {
-    if (input.task.category !== 'file' || input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
+    if (input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
     const path = input.binaryPath;
     const data = await readStart(path, MAX_READ);
     const result: Record<string, unknown> = {};

@@ -9,7 +9,7 @@ const MAX_READ = 16 << 20;
 export const stringsModule: ProcessingModule<'strings'> = {
   key: 'strings',
   async run(input) {
-    if (input.task.category !== 'file' || input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
+    if (input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
     const collector = new StringCollector();
     await scanFile(input.binaryPath, new StringScanner(collector.sink), MAX_READ);
     const strings = collector.result();

@@ -8,7 +8,7 @@ import type { ProcessingModule } from '../types.js';
 export const yaraModule: ProcessingModule<'yara'> = {
   key: 'yara',
   async run(input) {
-    if (input.task.category !== 'file' || input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
+    if (input.binaryPath === undefined || !existsSync(input.binaryPath)) return undefined;
     const matches = await input.tools.yara.scan(input.binaryPath);
     return matches.length > 0 ? matches : undefined;
   },

@@ -34,7 +34,7 @@ export function flowsOf(report: Report): Flow[] {
 /** Host paths of the sample and of the dropped files, with the name to show for each. */
 export function storedFilesOf(report: Report, binaryPath: string): Array<{ path: string; label: string }> {
   const files: Array<{ path: string; label: string }> = [];
-  if (report.target.category === 'file') files.push({ path: report.target.file?.path ?? binaryPath, label: report.target.file?.name ?? 'sample' });
+  if (report.target.category !== 'url') files.push({ path: report.target.file?.path ?? binaryPath, label: report.target.file?.name ?? 'sample' });
   for (const dropped of report.dropped ?? []) files.push({ path: dropped.path ?? '', label: dropped.filepath || dropped.name });
   return files.filter((file) => file.path !== '');
 }

@@ -27,7 +27,7 @@ export class PackedBinary extends Signature<never> {
     for (const text of report.strings ?? []) {
       if (/packed with the UPX|\$Id: UPX/.test(text)) this.markIoc('string', text.slice(0, 200), 'UPX banner');
     }
-    const head = report.target.category === 'file' ? await headOf(report.target.file?.path ?? ctx.paths.binary, 4096) : null;
+    const head = report.target.category !== 'url' ? await headOf(report.target.file?.path ?? ctx.paths.binary, 4096) : null;
     if (head?.includes(UPX_MAGIC)) this.markIoc('header', 'UPX!', 'UPX header in the first 4 KiB');
   }
 }
