@@ -103,9 +103,15 @@ prepare_qemu_image() {
   as_root node dist/src/cli/main.js image build >/dev/null
 }
 
+# The detection corpus's compiled samples (test/corpus; static ELFs and PEs, seconds once).
+build_corpus() {
+  log "building the detection corpus"
+  scripts/build-corpus.sh
+}
+
 install_packages "${packages[@]}"
 check_node
 install_modules
 build
 prepare_monitor
-if $want_tests; then prepare_guest; prepare_qemu_image; fi
+if $want_tests; then build_corpus; prepare_guest; prepare_qemu_image; fi
