@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -198,6 +198,19 @@ int main(int argc, char **argv) {
     assert.equal(ruleSeverity(rule({}), 3), 3);
   });
 
+  it("fires no rule above informational on the host's programs (/usr/bin, /usr/sbin) or mingw-w64's runtime DLLs", async (t) => {
+    const programs = ['/usr/bin', '/usr/sbin'].flatMap((dir) => filesIn(dir));
+    const runtime = ['/usr/lib/gcc/x86_64-w64-mingw32', '/usr/x86_64-w64-mingw32/lib'].flatMap((dir) => filesIn(dir, true).filter((file) => /\.(dll|exe)$/i.test(file)));
+    assert.ok(programs.length > 100 && runtime.length > 0, `${programs.length} programs, ${runtime.length} runtime files`);
+    const results = await yara.scanMany([...programs, ...runtime]);
+    const fed = [...results].flatMap(([path, matches]) => matches.filter((match) => match.meta.signature).map((match) => ({ path, match })));
+    const severe = fed.filter(({ match }) => Number(match.meta.severity) >= 2).map(({ path, match }) => `${match.name} ${path}`);
+    assert.deepEqual(severe, []);
+    const byRule = new Map<string, number>();
+    for (const { match } of fed) byRule.set(match.name, (byRule.get(match.name) ?? 0) + 1);
+    t.diagnostic(`${programs.length + runtime.length} files scanned; informational matches: ${[...byRule].map(([rule, count]) => `${rule} ${count}`).join(', ') || 'none'}`);
+  });
+
   it('ship every static rule with a description, a severity its signature allows, known techniques and a sample', () => {
     const infos = new Map(SIGNATURES.map((Signature) => new Signature().info).map((info) => [info.name, info]));
     const files = readdirSync(SHIPPED_RULES_DIR).filter((file) => file.endsWith('.yar'));
@@ -216,6 +229,14 @@ int main(int argc, char **argv) {
     }
   });
 });
+
+/** Regular files of a folder (readable ones, by their real path), optionally of its subfolders too. */
+function filesIn(dir: string, recursive = false): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? dir, entry.name));
+}
 
 /** Rule names and their string meta values, read from a YARA source with a pattern (the shipped rules' layout). */
 function rulesWithMeta(source: string): Array<{ name: string; meta: Record<string, string> }> {
