@@ -1,7 +1,7 @@
 /*
- * Capabilities of Linux executables, read from the file. A ptrace request is recognised by the call it is
- * passed to: the request in edi (mov edi, N or xor edi, edi) shortly before a call whose target is the
- * `ptrace` symbol. That needs the symbol table, which static and unstripped programs keep; stripped or
+ * Capabilities of x86-64 Linux executables, read from the file. A ptrace request is recognised by the call it
+ * is passed to: the request in edi (mov edi, N or xor edi, edi) shortly before a call whose target is the
+ * `ptrace` symbol, just after eax is cleared (ptrace is variadic, so al holds the count of vector arguments). That needs the symbol table, which static and unstripped programs keep; stripped or
  * dynamically linked programs (calls through the PLT) are not judged by those rules. Metadata as in
  * capabilities-pe.yar.
  */
@@ -22,7 +22,7 @@ rule elf_ptrace_traceme
         attack = "T1622"
         signature = "static_antidebug"
     strings:
-        $traceme = { (BF 00 00 00 00 | 31 FF) [0-16] E8 }
+        $traceme = { (BF 00 00 00 00 | 31 FF) [0-8] (B8 00 00 00 00 | 31 C0) E8 }
     condition:
         elf_file and
         for any i in (0..elf.symtab_entries - 1) : (
@@ -47,9 +47,9 @@ rule elf_ptrace_injection
         attack = "T1055,T1055.008"
         signature = "static_elf_injection"
     strings:
-        $attach = { (BF 10 00 00 00 | BF 06 42 00 00) [0-16] E8 }
-        $poke = { BF (04 | 05) 00 00 00 [0-16] E8 }
-        $setregs = { BF 0D 00 00 00 [0-16] E8 }
+        $attach = { (BF 10 00 00 00 | BF 06 42 00 00) [0-8] (B8 00 00 00 00 | 31 C0) E8 }
+        $poke = { BF (04 | 05) 00 00 00 [0-8] (B8 00 00 00 00 | 31 C0) E8 }
+        $setregs = { BF 0D 00 00 00 [0-8] (B8 00 00 00 00 | 31 C0) E8 }
     condition:
         elf_file and
         for any i in (0..elf.symtab_entries - 1) : (
