@@ -15,7 +15,7 @@ import { runSignatures, scoreOf, SIGNATURES } from '../../src/signatures/index.j
 import { ruleSeverity } from '../../src/signatures/static-rule-signature.js';
 import { FileTypeDetector } from '../../src/storage/filetype.js';
 import { taskRow } from '../helpers/tasks.js';
-import { baseReport, makeAnalysis } from '../helpers/signatures.js';
+import { baseReport, makeAnalysis, runScenario } from '../helpers/signatures.js';
 import { buildCorpusSample, CORPUS_DIR } from '../helpers/corpus-build.js';
 
 /**
@@ -209,6 +209,21 @@ int main(int argc, char **argv) {
     const byRule = new Map<string, number>();
     for (const { match } of fed) byRule.set(match.name, (byRule.get(match.name) ?? 0) + 1);
     t.diagnostic(`${programs.length + runtime.length} files scanned; informational matches: ${[...byRule].map(([rule, count]) => `${rule} ${count}`).join(', ') || 'none'}`);
+  });
+
+  it('combine a severe capability with a suspicious one, not with informational ones alone', async () => {
+    const rule = (name: string, signature: string, severity: number): YaraMatch => ({ name, meta: { signature, severity: String(severity), description: name }, strings: [] });
+    const injection = rule('pe_remote_thread_injection', 'static_pe_injection', 4);
+    const combined = async (...rules: YaraMatch[]) => {
+      const { named: find } = await runScenario({ report: (paths) => ({ target: { ...baseReport(paths.binary).target, file: { ...baseReport(paths.binary).target.file!, yara: rules } } }) });
+      return find('static_capability_combination');
+    };
+    assert.equal(await combined(injection), undefined);
+    assert.equal(await combined(injection, rule('crypto_aes_sbox', 'static_crypto_constants', 1), rule('pe_http_client', 'static_network_apis', 1)), undefined);
+    const marks = (await combined(injection, rule('pe_debugger_checks', 'static_antidebug', 2)))?.marks.map((mark) => mark.type === 'ioc' && mark.ioc);
+    assert.deepEqual(marks, ['static_pe_injection', 'static_antidebug']);
+    assert.ok(await combined(rule('pe_service_install', 'static_persistence', 3), rule('pe_download_execute', 'static_network_apis', 3)));
+    assert.equal(await combined(rule('pe_service_install', 'static_persistence', 3), rule('pe_download_to_file', 'static_network_apis', 2)), undefined);
   });
 
   it('ship every static rule with a description, a severity its signature allows, known techniques and a sample', () => {
