@@ -61,6 +61,14 @@ import { ReverseShellCommandLine } from './linux/reverse-shell-command-line.js';
 import { ReverseShell } from './linux/reverse-shell.js';
 import { RootkitLdPreload } from './linux/rootkit-ld-preload.js';
 import { SelfDeletion } from './linux/self-deletion.js';
+import { StaticAntidebug } from './static/static-antidebug.js';
+import { StaticCapabilityCombination } from './static/static-capability-combination.js';
+import { StaticCryptoConstants } from './static/static-crypto-constants.js';
+import { StaticElfInjection } from './static/static-elf-injection.js';
+import { StaticKeylogger } from './static/static-keylogger.js';
+import { StaticNetworkApis } from './static/static-network-apis.js';
+import { StaticPeInjection } from './static/static-pe-injection.js';
+import { StaticPersistence } from './static/static-persistence.js';
 import { SudoersModified } from './linux/sudoers-modified.js';
 import { SuidBitSet } from './linux/suid-bit-set.js';
 import { SysctlSecurityTamper } from './linux/sysctl-security-tamper.js';
@@ -133,6 +141,14 @@ export const SIGNATURES: readonly SignatureClass[] = [
   ReverseShell,
   RootkitLdPreload,
   SelfDeletion,
+  StaticAntidebug,
+  StaticCapabilityCombination,
+  StaticCryptoConstants,
+  StaticElfInjection,
+  StaticKeylogger,
+  StaticNetworkApis,
+  StaticPeInjection,
+  StaticPersistence,
   SudoersModified,
   SuidBitSet,
   SysctlSecurityTamper,

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { scoreOf } from '../../src/signatures/index.js';
+import { buildCorpusSample } from '../helpers/corpus-build.js';
+import { form, startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Issue 11's static capability signatures end to end: Windows executables submitted through the API to the
+ * Linux machine, which cannot run them, still get their static analysis, the signatures fed by the static
+ * rules and the score those give.
+ */
+
+interface TaskView {
+  id: number;
+  status: string;
+  errors: string[];
+}
+
+async function waitForTask(server: TestServer, id: number, timeoutMs = 240_000): Promise<TaskView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await server.json<{ task: TaskView }>(`/tasks/view/${id}`);
+    if (['reported', 'failed_analysis', 'failed_processing', 'failed_reporting'].includes(body.task.status)) return body.task;
+    if (Date.now() > deadline) throw new Error(`task ${id} still ${body.task.status}`);
+    await sleep(500);
+  }
+}
+
+describe('static capability signatures of a PE analysed on the Linux machine', { timeout: 600_000 }, () => {
+  let server: TestServer;
+  const work = mkdtempSync(join(tmpdir(), 'nestbox-e2e-static-'));
+  before(async () => {
+    server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
+  });
+  after(async () => {
+    await server.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  async function analyse(id: string, name: string): Promise<any> {
+    const content = readFileSync(buildCorpusSample(id, work));
+    const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
+      method: 'POST',
+      body: form({ timeout: '10' }, [['file', name, content]]),
+    });
+    assert.equal(status, 200, JSON.stringify(body));
+    const task = await waitForTask(server, body.task_id);
+    assert.equal(task.status, 'reported', `errors: ${task.errors.join('; ')}`);
+    const report = await server.json<any>(`/tasks/report/${body.task_id}`);
+    assert.equal(report.status, 200);
+    return report.body;
+  }
+
+  it('reports an injector that also checks for debuggers with its static signatures, scored at least 5', async () => {
+    const report = await analyse('malicious/pe-injector', 'injector.exe');
+    const imported = report.static.pe_imports.flatMap((dll: { imports: Array<{ name: string }> }) => dll.imports.map((entry) => entry.name));
+    for (const api of ['OpenProcess', 'VirtualAllocEx', 'WriteProcessMemory', 'CreateRemoteThread']) assert.ok(imported.includes(api), api);
+    assert.ok(report.target.file.yara.some((match: { name: string }) => match.name === 'pe_remote_thread_injection'));
+    const byName = new Map<string, any>(report.signatures.map((signature: { name: string }) => [signature.name, signature]));
+    for (const name of ['static_pe_injection', 'static_antidebug', 'static_capability_combination', 'packed_binary']) {
+      assert.ok(byName.has(name), `${name} missing: ${[...byName.keys()].join(', ')}`);
+    }
+    assert.equal(byName.get('static_pe_injection').severity, 4);
+    assert.ok('T1055.012' in byName.get('static_pe_injection').ttp, 'hollowing is among the techniques');
+    assert.equal(report.info.score, scoreOf(report.signatures));
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
+  });
+
+  it('finds nothing in a PE that only prints: no static signature, score at most 1', async () => {
+    const report = await analyse('benign/pe-hello', 'hello.exe');
+    assert.ok(report.static.pe_imports.length > 0, 'its static analysis is there');
+    const names = report.signatures.map((signature: { name: string }) => signature.name);
+    assert.deepEqual(names.filter((name: string) => name.startsWith('static_') || name === 'packed_binary'), []);
+    assert.ok(report.info.score <= 1, `score ${report.info.score}: ${names.join(', ')}`);
+  });
+});
