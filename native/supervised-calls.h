@@ -1,0 +1,59 @@
+/*
+ * The sample's system calls that its seccomp filter (native/init.c) turns into notifications for the
+ * supervisor (native/supervisor.c), for both ABIs an x86_64 process can call with: its own, and i386 (a
+ * 32-bit program, or `int 0x80` from a 64-bit one), whose calls have other numbers and, for the calls older
+ * than their _time64 twins, time structs with 32-bit fields. The supervisor handles a call of either ABI
+ * under its x86_64 number.
+ *
+ * x32 calls (x86_64 numbers with X32_SYSCALL_BIT) need no entry: the sandbox's own filter refuses them
+ * (src/machinery/linux/seccomp.ts), and an error action takes precedence over a notification.
+ */
+#ifndef NESTBOX_SUPERVISED_CALLS_H
+#define NESTBOX_SUPERVISED_CALLS_H
+
+#include <linux/audit.h>
+
+/* The supervisor's one-byte order: which calls besides sleeps, timers and waits it watches. */
+#define SUPERVISE_EXITS 1
+#define SUPERVISE_FILES 2
+
+struct supervised_call {
+  unsigned arch;
+  unsigned short nr;
+  /* The x86_64 number of the same call. */
+  unsigned short as;
+  /* 0: always watched; else the order bit that asks for it. */
+  unsigned char order;
+  /* Its timespec/timeval fields are 32-bit. */
+  unsigned char time32;
+};
+
+#define NATIVE_CALL(nr, order) {AUDIT_ARCH_X86_64, nr, nr, order, 0}
+#define I386_CALL(nr, as, order, time32) {AUDIT_ARCH_I386, nr, as, order, time32}
+
+static const struct supervised_call SUPERVISED_CALLS[] = {
+    /* Sleeps: nanosleep, clock_nanosleep (i386: also clock_nanosleep_time64). */
+    NATIVE_CALL(35, 0), NATIVE_CALL(230, 0),
+    I386_CALL(162, 35, 0, 1), I386_CALL(267, 230, 0, 1), I386_CALL(407, 230, 0, 0),
+    /* Timers: alarm, setitimer, timer_settime, timerfd_settime (i386: and their _time64 twins). */
+    NATIVE_CALL(37, 0), NATIVE_CALL(38, 0), NATIVE_CALL(223, 0), NATIVE_CALL(286, 0),
+    I386_CALL(27, 37, 0, 0), I386_CALL(104, 38, 0, 1), I386_CALL(260, 223, 0, 1), I386_CALL(409, 223, 0, 0),
+    I386_CALL(325, 286, 0, 1), I386_CALL(411, 286, 0, 0),
+    /* Waits: select, pselect6, poll, ppoll, epoll_wait, epoll_pwait, epoll_pwait2 (i386: _newselect, _time64 twins). */
+    NATIVE_CALL(23, 0), NATIVE_CALL(270, 0), NATIVE_CALL(7, 0), NATIVE_CALL(271, 0), NATIVE_CALL(232, 0),
+    NATIVE_CALL(281, 0), NATIVE_CALL(441, 0),
+    I386_CALL(142, 23, 0, 1), I386_CALL(308, 270, 0, 1), I386_CALL(413, 270, 0, 0), I386_CALL(168, 7, 0, 0),
+    I386_CALL(309, 271, 0, 1), I386_CALL(414, 271, 0, 0), I386_CALL(256, 232, 0, 0), I386_CALL(319, 281, 0, 0),
+    I386_CALL(441, 441, 0, 0),
+    /* Files: execve, execveat, unlink, unlinkat. */
+    NATIVE_CALL(59, SUPERVISE_FILES), NATIVE_CALL(322, SUPERVISE_FILES), NATIVE_CALL(87, SUPERVISE_FILES),
+    NATIVE_CALL(263, SUPERVISE_FILES),
+    I386_CALL(11, 59, SUPERVISE_FILES, 0), I386_CALL(358, 322, SUPERVISE_FILES, 0), I386_CALL(10, 87, SUPERVISE_FILES, 0),
+    I386_CALL(301, 263, SUPERVISE_FILES, 0),
+    /* Process exits: exit_group. */
+    NATIVE_CALL(231, SUPERVISE_EXITS), I386_CALL(252, 231, SUPERVISE_EXITS, 0),
+};
+
+#define SUPERVISED_CALL_COUNT (sizeof SUPERVISED_CALLS / sizeof SUPERVISED_CALLS[0])
+
+#endif
