@@ -26,10 +26,21 @@ struct supervised_call {
   unsigned char order;
   /* Its timespec/timeval fields are 32-bit. */
   unsigned char time32;
+  /*
+   * A wait's timeout argument (its index + 1; 0: none): in milliseconds, or a pointer. The filter lets
+   * through without a notification a wait that cannot be long: under WAIT_FLOOR_MS, infinite (negative),
+   * or with no timeout struct. Event loops wait often; they need not pay a round trip each time.
+   */
+  unsigned char timeout_ms;
+  unsigned char timeout_pointer;
 };
 
-#define NATIVE_CALL(nr, order) {AUDIT_ARCH_X86_64, nr, nr, order, 0}
-#define I386_CALL(nr, as, order, time32) {AUDIT_ARCH_I386, nr, as, order, time32}
+#define WAIT_FLOOR_MS 1000
+
+#define NATIVE_CALL(nr, order) {AUDIT_ARCH_X86_64, nr, nr, order, 0, 0, 0}
+#define I386_CALL(nr, as, order, time32) {AUDIT_ARCH_I386, nr, as, order, time32, 0, 0}
+#define NATIVE_WAIT(nr, ms, pointer) {AUDIT_ARCH_X86_64, nr, nr, 0, 0, ms, pointer}
+#define I386_WAIT(nr, as, time32, ms, pointer) {AUDIT_ARCH_I386, nr, as, 0, time32, ms, pointer}
 
 static const struct supervised_call SUPERVISED_CALLS[] = {
     /* Sleeps: nanosleep, clock_nanosleep (i386: also clock_nanosleep_time64). */
@@ -40,11 +51,11 @@ static const struct supervised_call SUPERVISED_CALLS[] = {
     I386_CALL(27, 37, 0, 0), I386_CALL(104, 38, 0, 1), I386_CALL(260, 223, 0, 1), I386_CALL(409, 223, 0, 0),
     I386_CALL(325, 286, 0, 1), I386_CALL(411, 286, 0, 0),
     /* Waits: select, pselect6, poll, ppoll, epoll_wait, epoll_pwait, epoll_pwait2 (i386: _newselect, _time64 twins). */
-    NATIVE_CALL(23, 0), NATIVE_CALL(270, 0), NATIVE_CALL(7, 0), NATIVE_CALL(271, 0), NATIVE_CALL(232, 0),
-    NATIVE_CALL(281, 0), NATIVE_CALL(441, 0),
-    I386_CALL(142, 23, 0, 1), I386_CALL(308, 270, 0, 1), I386_CALL(413, 270, 0, 0), I386_CALL(168, 7, 0, 0),
-    I386_CALL(309, 271, 0, 1), I386_CALL(414, 271, 0, 0), I386_CALL(256, 232, 0, 0), I386_CALL(319, 281, 0, 0),
-    I386_CALL(441, 441, 0, 0),
+    NATIVE_WAIT(23, 0, 5), NATIVE_WAIT(270, 0, 5), NATIVE_WAIT(7, 3, 0), NATIVE_WAIT(271, 0, 3), NATIVE_WAIT(232, 4, 0),
+    NATIVE_WAIT(281, 4, 0), NATIVE_WAIT(441, 0, 4),
+    I386_WAIT(142, 23, 1, 0, 5), I386_WAIT(308, 270, 1, 0, 5), I386_WAIT(413, 270, 0, 0, 5), I386_WAIT(168, 7, 0, 3, 0),
+    I386_WAIT(309, 271, 1, 0, 3), I386_WAIT(414, 271, 0, 0, 3), I386_WAIT(256, 232, 0, 4, 0), I386_WAIT(319, 281, 0, 4, 0),
+    I386_WAIT(441, 441, 0, 0, 4),
     /* Files: execve, execveat, unlink, unlinkat. */
     NATIVE_CALL(59, SUPERVISE_FILES), NATIVE_CALL(322, SUPERVISE_FILES), NATIVE_CALL(87, SUPERVISE_FILES),
     NATIVE_CALL(263, SUPERVISE_FILES),

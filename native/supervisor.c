@@ -1,11 +1,14 @@
 /*
  * The supervisor of one task's sample, outside the sandbox. The machine's init (native/init.c) installs a
- * seccomp filter in the sample's first process that turns sleeps, executions, deletions and (with memory
- * dumps) process exits into user notifications, and hands the filter's listener over the socket at fd 3.
- * Every process of the sample inherits the filter. For each notification the supervisor:
+ * seccomp filter in the sample's first process that turns sleeps, timers, waits, executions, deletions and
+ * (with memory dumps) process exits, of both ABIs (native/supervised-calls.h), into user notifications, and
+ * hands the filter's listener over the socket at fd 3. Every process of the sample inherits the filter. An
+ * i386 call is handled under its x86_64 number. For each notification the supervisor:
  *
  *  - sleeps (nanosleep, clock_nanosleep): answers 0 at once when the sleep is longer than the threshold,
  *    so a sample cannot outwait the analysis; shorter sleeps go on untouched;
+ *  - timers (alarm, setitimer, timer_settime, timerfd_settime) and waits (select, poll, epoll_wait and
+ *    their variants) past the threshold: see "Timers and waits" below;
  *  - execve, execveat: copies the file about to run into the capture folder, unless it is a file of the
  *    guest root the sample did not change, one nestbox placed before the run, or one of nestbox's own;
  *  - unlink, unlinkat: copies a regular file the sample wrote before it disappears;
