@@ -13,9 +13,10 @@
 
 #include <linux/audit.h>
 
-/* The supervisor's one-byte order: which calls besides sleeps, timers and waits it watches. */
+/* The supervisor's one-byte order: which calls besides sleeps it watches. */
 #define SUPERVISE_EXITS 1
 #define SUPERVISE_FILES 2
+#define SUPERVISE_TIMERS 4
 
 struct supervised_call {
   unsigned arch;
@@ -39,17 +40,18 @@ struct supervised_call {
 
 #define NATIVE_CALL(nr, order) {AUDIT_ARCH_X86_64, nr, nr, order, 0, 0, 0}
 #define I386_CALL(nr, as, order, time32) {AUDIT_ARCH_I386, nr, as, order, time32, 0, 0}
-#define NATIVE_WAIT(nr, ms, pointer) {AUDIT_ARCH_X86_64, nr, nr, 0, 0, ms, pointer}
-#define I386_WAIT(nr, as, time32, ms, pointer) {AUDIT_ARCH_I386, nr, as, 0, time32, ms, pointer}
+#define NATIVE_WAIT(nr, ms, pointer) {AUDIT_ARCH_X86_64, nr, nr, SUPERVISE_TIMERS, 0, ms, pointer}
+#define I386_WAIT(nr, as, time32, ms, pointer) {AUDIT_ARCH_I386, nr, as, SUPERVISE_TIMERS, time32, ms, pointer}
 
 static const struct supervised_call SUPERVISED_CALLS[] = {
     /* Sleeps: nanosleep, clock_nanosleep (i386: also clock_nanosleep_time64). */
     NATIVE_CALL(35, 0), NATIVE_CALL(230, 0),
     I386_CALL(162, 35, 0, 1), I386_CALL(267, 230, 0, 1), I386_CALL(407, 230, 0, 0),
     /* Timers: alarm, setitimer, timer_settime, timerfd_settime (i386: and their _time64 twins). */
-    NATIVE_CALL(37, 0), NATIVE_CALL(38, 0), NATIVE_CALL(223, 0), NATIVE_CALL(286, 0),
-    I386_CALL(27, 37, 0, 0), I386_CALL(104, 38, 0, 1), I386_CALL(260, 223, 0, 1), I386_CALL(409, 223, 0, 0),
-    I386_CALL(325, 286, 0, 1), I386_CALL(411, 286, 0, 0),
+    NATIVE_CALL(37, SUPERVISE_TIMERS), NATIVE_CALL(38, SUPERVISE_TIMERS), NATIVE_CALL(223, SUPERVISE_TIMERS),
+    NATIVE_CALL(286, SUPERVISE_TIMERS),
+    I386_CALL(27, 37, SUPERVISE_TIMERS, 0), I386_CALL(104, 38, SUPERVISE_TIMERS, 1), I386_CALL(260, 223, SUPERVISE_TIMERS, 1),
+    I386_CALL(409, 223, SUPERVISE_TIMERS, 0), I386_CALL(325, 286, SUPERVISE_TIMERS, 1), I386_CALL(411, 286, SUPERVISE_TIMERS, 0),
     /* Waits: select, pselect6, poll, ppoll, epoll_wait, epoll_pwait, epoll_pwait2 (i386: _newselect, _time64 twins). */
     NATIVE_WAIT(23, 0, 5), NATIVE_WAIT(270, 0, 5), NATIVE_WAIT(7, 3, 0), NATIVE_WAIT(271, 0, 3), NATIVE_WAIT(232, 4, 0),
     NATIVE_WAIT(281, 4, 0), NATIVE_WAIT(441, 0, 4),

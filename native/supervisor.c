@@ -24,7 +24,7 @@
  * calls if the supervisor dies: the sample never waits on a dead supervisor.
  *
  * Usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS FILES
- * (EXITS, FILES: 1 to watch process exits, executions and deletions; 0 not to).
+ * (EXITS, FILES: 1 to watch process exits, executions and deletions (with timers and waits); 0 not to).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -516,7 +516,10 @@ static pid_t thread_group(pid_t pid) {
   return (pid_t)proc_number(path, NULL, "Tgid:");
 }
 
-/* --- alarm: answered here; the supervisor sends the SIGALRM itself once the shortened delay is over --- */
+/*
+ * --- alarm: the call goes on (the kernel arms the long alarm, the tracer sees it), and the supervisor
+ * sends the SIGALRM itself once the shortened delay is over ---
+ */
 
 #define MAX_ALARMS 64
 
@@ -535,55 +538,33 @@ static void drop_alarm(struct shortened_alarm *alarm) {
   alarm->pidfd = -1;
 }
 
-/* The pending shortened alarm of a process; one of a process gone is dropped (its pid may be another's now). */
-static struct shortened_alarm *find_alarm(pid_t tgid) {
+/* Drops the pending shortened alarm of a process (a new alarm or ITIMER_REAL replaces it), and those of processes gone. */
+static void drop_alarms_of(pid_t tgid) {
   for (int i = 0; i < MAX_ALARMS; i++) {
-    if (alarms[i].pidfd < 0 || alarms[i].tgid != tgid) continue;
+    if (alarms[i].pidfd < 0) continue;
     struct pollfd exited = {alarms[i].pidfd, POLLIN, 0};
-    if (poll(&exited, 1, 0) == 0) return &alarms[i];
-    drop_alarm(&alarms[i]);
+    if (alarms[i].tgid == tgid || poll(&exited, 1, 0) != 0) drop_alarm(&alarms[i]);
   }
-  return NULL;
 }
 
-/* What alarm() answers for the time left: whole seconds, rounded, at least 1 while any is left. */
-static long long alarm_seconds(long long left_ns) {
-  if (left_ns <= 0) return 0;
-  long long seconds = left_ns / 1000000000LL;
-  return seconds + ((left_ns % 1000000000LL) >= 500000000LL || seconds == 0);
-}
-
-static bool on_alarm(const struct seccomp_notif *n) {
+static void on_alarm(const struct seccomp_notif *n) {
   long long asked = (long long)(unsigned)n->data.args[0] * 1000000000LL;
   pid_t tgid = thread_group(n->pid);
-  if (tgid <= 0) return false;
-  struct shortened_alarm *pending = find_alarm(tgid);
-  long long left = pending ? pending->deadline - now_ns(CLOCK_MONOTONIC) : 0;
-  if (asked <= state.threshold_ns) {
-    /* A new alarm replaces the shortened one; alarm(0) only cancels it, answering what was left. */
-    if (!pending) return false;
-    drop_alarm(pending);
-    if (asked != 0) return false;
-    reply(n->id, false, alarm_seconds(left));
-    return true;
-  }
-  int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
-  if (pidfd < 0) return false;
+  if (tgid <= 0) return;
+  drop_alarms_of(tgid);
+  if (asked <= state.threshold_ns) return;
+  struct shortened_alarm *free_slot = NULL;
+  for (int i = 0; !free_slot && i < MAX_ALARMS; i++)
+    if (alarms[i].pidfd < 0) free_slot = &alarms[i];
+  /* With that many processes holding an alarm, this one waits as asked. */
+  int pidfd = free_slot ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+  if (pidfd < 0) return;
   if (!still_valid(n->id)) {
     close(pidfd);
-    return false;
+    return;
   }
-  if (pending) close(pending->pidfd);
-  for (int i = 0; !pending && i < MAX_ALARMS; i++)
-    if (alarms[i].pidfd < 0) pending = &alarms[i];
-  if (!pending) { /* that many processes with an alarm: this one waits as asked */
-    close(pidfd);
-    return false;
-  }
-  *pending = (struct shortened_alarm){tgid, pidfd, now_ns(CLOCK_MONOTONIC) + shortened_timer_ns()};
-  reply(n->id, false, alarm_seconds(left));
+  *free_slot = (struct shortened_alarm){tgid, pidfd, now_ns(CLOCK_MONOTONIC) + shortened_timer_ns()};
   record_shortened(n->pid, "alarm", asked);
-  return true;
 }
 
 static void fire_alarms(long long now) {
@@ -618,8 +599,7 @@ static void on_setitimer(const struct seccomp_notif *n, bool time32) {
   if (n->data.args[0] != 0 /* ITIMER_REAL */ || n->data.args[1] == 0) return;
   /* It replaces the process's alarm, a shortened one too. */
   pid_t tgid = thread_group(n->pid);
-  struct shortened_alarm *pending = tgid > 0 ? find_alarm(tgid) : NULL;
-  if (pending) drop_alarm(pending);
+  if (tgid > 0) drop_alarms_of(tgid);
   shorten_in_place(n, n->data.args[1], time32, true, -1, "setitimer");
 }
 
@@ -863,7 +843,7 @@ static int poll_with_waits(struct pollfd *listener) {
 /* A timer or wait call, under its x86_64 number; true when answered or held here. */
 static bool on_timer_or_wait(const struct seccomp_notif *n, bool time32) {
   switch (n->data.nr) {
-    case NR_ALARM: return on_alarm(n);
+    case NR_ALARM: on_alarm(n); return false;
     case NR_SETITIMER: on_setitimer(n, time32); return false;
     case NR_TIMER_SETTIME: on_timer_settime(n, time32); return false;
     case NR_TIMERFD_SETTIME: return on_timerfd_settime(n, time32);
@@ -975,9 +955,12 @@ static void handle(const struct seccomp_notif *received) {
 
 /* ---- Start-up and loop ---- */
 
-/* The order native/init.c reads: which calls besides sleeps to watch (1 exits, 2 executions and deletions). */
+/*
+ * The order native/init.c reads: which calls besides sleeps to watch (supervised-calls.h). Timers and
+ * waits go with executions and deletions: not under strace, whose own seccomp filter would lose them.
+ */
 static int receive_listener(bool exits, bool files) {
-  unsigned char order = (exits ? 1 : 0) | (files ? 2 : 0);
+  unsigned char order = (exits ? SUPERVISE_EXITS : 0) | (files ? SUPERVISE_FILES | SUPERVISE_TIMERS : 0);
   char byte;
   /* The machine speaks first (see native/init.c); it closes its end if the sandbox is stopped before. */
   if (read(CHANNEL_FD, &byte, 1) != 1) return -1;

@@ -29,8 +29,8 @@ export interface SupervisorOptions {
   sleepThresholdSeconds: number;
   limits: DroppedFileLimits;
   /**
-   * Watch executions and deletions. Not under strace: its own seccomp filter traces these calls, and a
-   * notification takes precedence over a trace stop, so strace would lose them.
+   * Watch executions and deletions, timers and waits. Not under strace: its own seccomp filter traces
+   * these calls, and a notification takes precedence over a trace stop, so strace would lose them.
    */
   watchFiles: boolean;
   /** Set when each process is to be dumped as it exits. */
