@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "supervised-calls.h"
 
 /* Above any capability this kernel knows: PR_CAPBSET_DROP answers EINVAL for those. */
 #define MAX_CAPABILITY 63
@@ -60,39 +62,81 @@ static int drop_every_capability(void) {
 /*
  * Supervision (native/supervisor.c, outside the sandbox). The sample's sandbox inherits one end of a unix
  * socket pair at SUPERVISOR_FD; other sandboxes have nothing there. Just before the first command runs,
- * its process installs a seccomp filter that turns sleeps, executions, deletions (and, when asked, process
- * exits) into user notifications, hands the filter's listener to the supervisor and waits for its word:
+ * its process installs a seccomp filter that turns sleeps, timers, waits, executions, deletions (and, when
+ * asked, process exits) of both ABIs (native/supervised-calls.h) into user notifications, hands the filter's listener to the supervisor and waits for its word:
  * every process of the sample inherits the filter, and no call of theirs escapes the supervisor. Without
  * a supervisor (no socket, or nobody answers) the command runs unsupervised.
  */
 #define SUPERVISOR_FD 6
-/* The supervisor's one-byte order: which calls besides sleeps it watches. */
-#define SUPERVISE_EXITS 1
-#define SUPERVISE_FILES 2
 
 static void add(struct sock_filter *program, int *length, struct sock_filter instruction) { program[(*length)++] = instruction; }
 
-static int install_notifying_filter(int order) {
-  int calls[8], count = 0;
-  calls[count++] = 35;  /* nanosleep */
-  calls[count++] = 230; /* clock_nanosleep */
-  if (order & SUPERVISE_FILES) {
-    calls[count++] = 59;  /* execve */
-    calls[count++] = 322; /* execveat */
-    calls[count++] = 87;  /* unlink */
-    calls[count++] = 263; /* unlinkat */
+/* Where a jump lands, patched once the program's end is known. */
+#define TO_ALLOW 0xfe
+#define TO_NOTIFY 0xff
+
+/* Argument `index`'s low or high 32-bit word in struct seccomp_data (little-endian). */
+static unsigned argument_word(int index, bool high) { return (unsigned)(offsetof(struct seccomp_data, args) + 8 * index + (high ? 4 : 0)); }
+
+/* A wait that cannot be long goes on without a notification (see native/supervised-calls.h). */
+static void add_wait_check(struct sock_filter *program, int *length, const struct supervised_call *call) {
+  if (call->timeout_ms) {
+    add(program, length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, argument_word(call->timeout_ms - 1, false)));
+    add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, TO_ALLOW, 0));
+    add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, WAIT_FLOOR_MS, TO_NOTIFY, TO_ALLOW));
+  } else {
+    add(program, length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, argument_word(call->timeout_pointer - 1, false)));
+    add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, TO_NOTIFY));
+    add(program, length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, argument_word(call->timeout_pointer - 1, true)));
+    add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, TO_ALLOW, TO_NOTIFY));
   }
-  if (order & SUPERVISE_EXITS) calls[count++] = 231; /* exit_group */
-  struct sock_filter program[32];
+}
+
+/* The tests of one ABI's watched calls: a match jumps to the NOTIFY (through a wait's check), a miss to the ALLOW. */
+static void add_arch(struct sock_filter *program, int *length, unsigned arch, int order) {
+  add(program, length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+  int arch_test = *length;
+  add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+  add(program, length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+  int tests[SUPERVISED_CALL_COUNT];
+  for (size_t i = 0; i < SUPERVISED_CALL_COUNT; i++) {
+    const struct supervised_call *call = &SUPERVISED_CALLS[i];
+    tests[i] = -1;
+    if (call->arch != arch || (call->order != 0 && !(order & call->order))) continue;
+    tests[i] = *length;
+    add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, call->nr, TO_NOTIFY, 0));
+  }
+  add(program, length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA | BPF_K, 0, TO_ALLOW, TO_ALLOW));
+  for (size_t i = 0; i < SUPERVISED_CALL_COUNT; i++) {
+    const struct supervised_call *call = &SUPERVISED_CALLS[i];
+    if (tests[i] < 0 || !(call->timeout_ms || call->timeout_pointer)) continue;
+    program[tests[i]].jt = (unsigned char)(*length - tests[i] - 1);
+    add_wait_check(program, length, call);
+  }
+  /* Another ABI goes on to the next block. */
+  program[arch_test].jf = (unsigned char)(*length - arch_test - 1);
+}
+
+static unsigned char jump_to(unsigned char target, int at, int allow, int notify) {
+  if (target == TO_ALLOW) return (unsigned char)(allow - at - 1);
+  if (target == TO_NOTIFY) return (unsigned char)(notify - at - 1);
+  return target;
+}
+
+static int install_notifying_filter(int order) {
+  struct sock_filter program[8 * SUPERVISED_CALL_COUNT + 16];
   int length = 0;
-  add(program, &length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-  add(program, &length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, (unsigned char)(count + 1)));
-  add(program, &length, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
-  /* A match jumps over the remaining tests and the ALLOW to the NOTIFY at the end. */
-  for (int index = 0; index < count; index++)
-    add(program, &length, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)calls[index], (unsigned char)(count - index), 0));
+  add_arch(program, &length, AUDIT_ARCH_X86_64, order);
+  add_arch(program, &length, AUDIT_ARCH_I386, order);
+  int allow = length, notify = length + 1;
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   add(program, &length, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+  for (int at = 0; at < allow; at++) {
+    struct sock_filter *op = &program[at];
+    if (BPF_CLASS(op->code) != BPF_JMP) continue;
+    if (BPF_OP(op->code) == BPF_JA) op->k = (unsigned)(allow - at - 1), op->jt = op->jf = 0;
+    else op->jt = jump_to(op->jt, at, allow, notify), op->jf = jump_to(op->jf, at, allow, notify);
+  }
   struct sock_fprog fprog = {(unsigned short)length, program};
   return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
 }

@@ -190,9 +190,9 @@ export interface SignatureMatch {
 /** A sleep of the sample that the machine ended at once (longer than its threshold): the sample could not outwait the analysis. */
 export interface SkippedSleep {
   pid: number;
-  /** The system call: nanosleep or clock_nanosleep. */
+  /** The system call: a sleep (nanosleep, clock_nanosleep), a timer (alarm, setitimer...) or a wait (select, poll, epoll_wait...). */
   call: string;
-  /** How long the sample asked to sleep. */
+  /** How long the sample asked to sleep, or its timer's first expiry, or its wait's timeout. */
   seconds: number;
   /** Unix time of the call. */
   time: number;

@@ -25,9 +25,17 @@ function compile(name: string): Buffer {
 
 const sha256 = (content: Uint8Array) => createHash('sha256').update(content).digest('hex');
 
+/** A 32-bit program with no libc, calling the kernel with int 0x80. */
+function compile32(name: string): Buffer {
+  const out = join(built, name);
+  execFileSync('gcc', ['-m32', '-nostdlib', '-static', '-fno-pie', '-no-pie', '-O1', '-o', out, join(FIXTURES, `${name}.c`)]);
+  return readFileSync(out);
+}
+
 interface DroppedView {
   filepath: string;
   sha256: string;
+  path: string | null;
 }
 
 describe('end to end on the Linux machine: what the supervisor defeats', { timeout: 900_000 }, () => {
@@ -68,6 +76,45 @@ describe('end to end on the Linux machine: what the supervisor defeats', { timeo
       [['clock_nanosleep', 90]],
     );
     assert.ok(report.debug.log.some((line: string) => /asked to sleep 90 s \(clock_nanosleep\): the sleep returned at once/.test(line)));
+  });
+
+  it('reports what a sample does after timers and waits of three times the timeout, and the ones it shortened', async () => {
+    // The default threshold (10 s): each wait on a pipe nobody writes to ends after 10 s, the run in about 50 s.
+    const report = await analyse('timers', compile('supervisor-time-evasions'), { timeout: '90', options: 'arguments=270' });
+    assert.ok(dropped(report).some((file) => file.filepath === '/tmp/after-time-evasions'), JSON.stringify(dropped(report).map((file) => file.filepath)));
+    assert.ok(report.behavior.summary.file_created.includes('/tmp/after-time-evasions'), JSON.stringify(report.behavior.summary.file_created));
+    const shortened = report.debug.skipped_sleeps.map((skipped: { call: string; seconds: number }) => [skipped.call, skipped.seconds]);
+    assert.deepEqual(shortened, [
+      ['alarm', 270], ['setitimer', 270], ['timer_settime', 270], ['timerfd_settime', 270],
+      ['pselect6', 270], ['pselect6', 270], ['pselect6', 270], ['poll', 270], ['poll', 270], ['ppoll', 270],
+      ['epoll_wait', 270], ['epoll_pwait', 270], ['epoll_pwait2', 270],
+    ]);
+    assert.ok(report.debug.log.some((line: string) => /set a timer of 270 s \(timerfd_settime\): it fired early/.test(line)));
+    // Real short ones ran as asked: a 0.3 s itimer and poll, a 60 s poll on a pipe a child wrote to after 1 s.
+    const noted = dropped(report).find((file) => file.filepath === '/tmp/time-evasions.txt');
+    assert.ok(noted?.path, 'the sample noted its waits');
+    const lines = new Map(readFileSync(noted.path, 'utf8').trim().split('\n').map((line) => {
+      const [name, waited, result] = line.split(' ');
+      return [name!, [Number(waited), Number(result)]] as const;
+    }));
+    assert.ok(lines.get('short-setitimer')![0] >= 0.29 && lines.get('short-setitimer')![0] < 1, JSON.stringify([...lines]));
+    assert.ok(lines.get('short-poll')![0] >= 0.29 && lines.get('short-poll')![0] < 1, JSON.stringify([...lines]));
+    assert.deepEqual([lines.get('ready-poll')![0] >= 0.9 && lines.get('ready-poll')![0] < 5, lines.get('ready-poll')![1]], [true, 11]);
+  });
+
+  it('reports what a 32-bit (int 0x80) program does after sleeping three times the timeout, and counts its calls exactly', async () => {
+    const report = await analyse('sleep32', compile32('supervisor-sleep32'));
+    assert.ok(dropped(report).some((file) => file.filepath === '/tmp/after-sleep32'), JSON.stringify(dropped(report).map((file) => file.filepath)));
+    assert.deepEqual(
+      report.debug.skipped_sleeps.map((skipped: { call: string; seconds: number }) => [skipped.call, skipped.seconds]),
+      [['nanosleep', 180], ['clock_nanosleep', 180]],
+    );
+    const sample = report.behavior.processes.find((process: { command_line: string }) => process.command_line.includes('sleep32'));
+    assert.ok(sample, JSON.stringify(report.behavior.processes.map((process: { command_line: string }) => process.command_line)));
+    const stats = report.behavior.apistats[String(sample.pid)];
+    // Under their i386 names (numbers 64, 5, 4, 6, 252: on x86_64 they would be fstat, write, close...).
+    // The sleeps are not counted: the supervisor answered them, so they never ran (seccomp comes before the tracepoint).
+    assert.deepEqual(stats, { getppid: 1000, open: 1, write: 1, close: 1, exit_group: 1 });
   });
 
   it('lists an ELF run from a memfd in dropped, with the name the process saw', async () => {

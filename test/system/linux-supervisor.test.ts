@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Machinery } from '../../src/machinery/types.js';
-import { assertNothingLeft, closeTestMachineries, runInMachine, testMachinery, workDir } from '../linux-support.js';
+import { assertNothingLeft, closeTestMachineries, type RunOutcome, runInMachine, testMachinery, workDir } from '../linux-support.js';
 
 /**
  * The sample supervisor (native/supervisor.c) on a real linux machine: long sleeps return at once and are
@@ -19,6 +19,25 @@ function compile(name: string): Buffer {
   const out = join(workDir, name);
   execFileSync('gcc', ['-O1', '-static', '-o', out, join(FIXTURES, `${name}.c`)]);
   return readFileSync(out);
+}
+
+/** A 32-bit program with no libc (test/fixtures/supervisor-sleep32.c). */
+function compile32(name: string): Buffer {
+  const out = join(workDir, name);
+  execFileSync('gcc', ['-m32', '-nostdlib', '-static', '-fno-pie', '-no-pie', '-O1', '-o', out, join(FIXTURES, `${name}.c`)]);
+  return readFileSync(out);
+}
+
+/** Runs a compiled fixture with the elf package and checks that it exited before the timeout. */
+async function runProgram(machinery: Machinery, name: string, content: Buffer, args: string, timeoutSeconds: number): Promise<RunOutcome> {
+  const outcome = await runInMachine(machinery, {
+    sample: { name, content, mode: 0o755 },
+    package: 'elf',
+    ...(args ? { options: { arguments: args } } : {}),
+    timeoutSeconds,
+  });
+  assert.equal(outcome.result.ended, 'exited');
+  return outcome;
 }
 
 function supervisorLog(paths: { supervisorLog: string }): Array<Record<string, unknown>> {
@@ -43,19 +62,17 @@ function supervisorPid(id: string): number | undefined {
 describe('linux machine: the sample supervisor', { timeout: 300_000 }, () => {
   after(closeTestMachineries);
   let machinery: Machinery;
+  /** A threshold of 2 s: waits on never-ready descriptors end after 2 s. */
+  let quickMachinery: Machinery;
   before(async () => {
     machinery = testMachinery({ sleep_skip_threshold: 10 });
+    quickMachinery = testMachinery({ sleep_skip_threshold: 2 });
     await machinery.prepare();
+    await quickMachinery.prepare();
   });
 
   it('ends a sleep to an absolute deadline past the timeout at once, records it, and lets a short sleep run', async () => {
-    const outcome = await runInMachine(machinery, {
-      sample: { name: 'abs-sleep', content: compile('supervisor-abs-sleep'), mode: 0o755 },
-      package: 'elf',
-      options: { arguments: '60' },
-      timeoutSeconds: 20,
-    });
-    assert.equal(outcome.result.ended, 'exited');
+    const outcome = await runProgram(machinery, 'abs-sleep', compile('supervisor-abs-sleep'), '60', 20);
     const mark = outcome.files.find((file) => file.filepath === '/tmp/after-abs-sleep');
     assert.ok(mark?.path, JSON.stringify(outcome.files));
     const slept = Number(/short sleep ([\d.]+)/.exec(readFileSync(join(outcome.paths.dir, mark.path), 'utf8'))?.[1]);
@@ -66,6 +83,13 @@ describe('linux machine: the sample supervisor', { timeout: 300_000 }, () => {
     assert.ok(Number(sleeps[0]!.seconds) > 50 && Number(sleeps[0]!.seconds) <= 60, String(sleeps[0]!.seconds));
     assert.match(outcome.log, /\[supervisor\] INFO: process \d+ asked to sleep [\d.]+ s \(clock_nanosleep\): the sleep returned at once/);
     assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
+
+  it('ends a 32-bit sleep (int 0x80, both time layouts) at once and records it', async () => {
+    const outcome = await runProgram(machinery, 'sleep32', compile32('supervisor-sleep32'), '', 30);
+    assert.ok(outcome.files.some((file) => file.filepath === '/tmp/after-sleep32'), JSON.stringify(outcome.files));
+    const sleeps = supervisorLog(outcome.paths).filter((line) => line.event === 'sleep');
+    assert.deepEqual(sleeps.map((line) => [line.call, line.seconds]), [['nanosleep', 180], ['clock_nanosleep', 180]]);
   });
 
   it('captures a deleted file, and no link the sample lays leads it to a host file', async () => {
@@ -142,4 +166,47 @@ echo b > /tmp/after-death
     assert.match(outcome.log, /the supervisor stopped \(SIGKILL\)/);
     assertNothingLeft(assert.deepEqual, outcome.machineId);
   });
+
+  it('fires long timers early, ends waits on nothing at once and on never-ready pipes at the threshold; real ones run as asked', async () => {
+    const outcome = await runProgram(quickMachinery, 'time-evasions', compile('supervisor-time-evasions'), '60', 50);
+    assert.ok(outcome.files.some((file) => file.filepath === '/tmp/after-time-evasions'), outcome.log);
+    const lines = evasionLines(outcome);
+    const waited = (name: string) => lines.get(name)?.waited ?? NaN;
+    for (const timer of ['alarm', 'setitimer', 'timer_settime', 'timerfd_settime']) {
+      assert.ok(waited(timer) >= 0.9 && waited(timer) < 1.8, `${timer} fired after ${waited(timer)} s`);
+    }
+    assert.equal(lines.get('timerfd_settime')?.result, 1, 'the timerfd read one expiry');
+    for (const nothing of ['select-nothing', 'pselect6-nothing', 'poll-nothing', 'ppoll-nothing', 'epoll_wait-empty']) {
+      assert.ok(waited(nothing) < 0.5, `${nothing} took ${waited(nothing)} s`);
+      assert.equal(lines.get(nothing)?.result, 0, `${nothing} timed out`);
+    }
+    for (const pipe of ['select-pipe', 'poll-pipe', 'epoll_pwait-pipe', 'epoll_pwait2-pipe']) {
+      assert.ok(waited(pipe) >= 1.9 && waited(pipe) < 3, `${pipe} took ${waited(pipe)} s`);
+      assert.equal(lines.get(pipe)?.result, 0, `${pipe} timed out with nothing ready`);
+    }
+    assert.ok(waited('short-setitimer') >= 0.29 && waited('short-setitimer') < 1, `a 0.3 s itimer: ${waited('short-setitimer')} s`);
+    assert.ok(waited('short-poll') >= 0.29 && waited('short-poll') < 1, `a 0.3 s poll: ${waited('short-poll')} s`);
+    assert.ok(waited('ready-poll') >= 0.9 && waited('ready-poll') < 1.9, `a poll a child ends after 1 s: ${waited('ready-poll')} s`);
+    assert.equal(lines.get('ready-poll')?.result, 11, 'it returned the ready pipe');
+    // glibc's select is pselect6 on x86_64.
+    const recorded = supervisorLog(outcome.paths).filter((line) => line.event === 'sleep').map((line) => [line.call, line.seconds]);
+    assert.deepEqual(recorded, [
+      ['alarm', 60], ['setitimer', 60], ['timer_settime', 60], ['timerfd_settime', 60],
+      ['pselect6', 60], ['pselect6', 60], ['pselect6', 60], ['poll', 60], ['poll', 60], ['ppoll', 60],
+      ['epoll_wait', 60], ['epoll_pwait', 60], ['epoll_pwait2', 60],
+    ]);
+    assert.match(outcome.log, /process \d+ set a timer of 60 s \(alarm\): it fired early/);
+    assertNothingLeft(assert.deepEqual, outcome.machineId);
+  });
 });
+
+/** Each line of /tmp/time-evasions.txt (test/fixtures/supervisor-time-evasions.c): seconds waited and the call's result. */
+function evasionLines(outcome: RunOutcome): Map<string, { waited: number; result: number }> {
+  const log = outcome.files.find((file) => file.filepath === '/tmp/time-evasions.txt');
+  assert.ok(log?.path, JSON.stringify(outcome.files));
+  const lines = readFileSync(join(outcome.paths.dir, log.path), 'utf8').trim().split('\n');
+  return new Map(lines.map((line) => {
+    const [name, waited, result] = line.split(' ');
+    return [name!, { waited: Number(waited), result: Number(result) }];
+  }));
+}

@@ -16,16 +16,21 @@ export interface NativeProgram {
   flags: string[];
   /** Libraries to link, after the source. */
   libs?: string[];
+  /** Headers of native/ it includes: a change to one rebuilds it. */
+  headers?: string[];
 }
 
+/** The calls the sample's seccomp filter hands to the supervisor, shared by both. */
+const SUPERVISED_CALLS = 'supervised-calls.h';
+
 /** pid 1 of every sandbox; static, so that it runs in any guest root. */
-export const MACHINE_INIT: NativeProgram = { source: 'init.c', purpose: 'the machine init', flags: ['-static'] };
+export const MACHINE_INIT: NativeProgram = { source: 'init.c', purpose: 'the machine init', flags: ['-static'], headers: [SUPERVISED_CALLS] };
 
 /** Starts the sandbox in a user namespace whose root is an unprivileged host id. */
 export const USERNS_EXEC: NativeProgram = { source: 'userns-exec.c', purpose: 'the user namespace launcher', flags: [] };
 
-/** Answers the sample's seccomp notifications from the host: long sleeps, executions, deletions, exits. */
-export const SUPERVISOR: NativeProgram = { source: 'supervisor.c', purpose: 'the sample supervisor', flags: [], libs: ['-lcrypto'] };
+/** Answers the sample's seccomp notifications from the host: long sleeps, timers and waits, executions, deletions, exits. */
+export const SUPERVISOR: NativeProgram = { source: 'supervisor.c', purpose: 'the sample supervisor', flags: [], libs: ['-lcrypto'], headers: [SUPERVISED_CALLS] };
 
 /**
  * Compiles a program of native/ with the host's C compiler, once per source version, into
@@ -34,8 +39,9 @@ export const SUPERVISOR: NativeProgram = { source: 'supervisor.c', purpose: 'the
  */
 export async function ensureNativeProgram(program: NativeProgram, dir: string): Promise<string> {
   const sourcePath = join(NATIVE_SOURCES, program.source);
-  const source = readFileSync(sourcePath);
-  const hash = createHash('sha256').update(source).update(program.flags.join(' ')).update((program.libs ?? []).join(' ')).digest('hex').slice(0, 12);
+  const hashed = createHash('sha256').update(readFileSync(sourcePath));
+  for (const header of program.headers ?? []) hashed.update(readFileSync(join(NATIVE_SOURCES, header)));
+  const hash = hashed.update(program.flags.join(' ')).update((program.libs ?? []).join(' ')).digest('hex').slice(0, 12);
   const binary = join(dir, `${program.source.replace(/\.c$/, '')}-${hash}`);
   if (existsSync(binary)) return binary;
   await mkdir(dir, { recursive: true });

@@ -10,7 +10,7 @@ import type { DroppedFileLimits } from '../dropped/budget.js';
 /**
  * The sample's supervisor (native/supervisor.c), one per task, outside the sandbox. It is started before
  * the sample's sandbox, which inherits one end of its socket pair (see native/init.c); it answers the
- * sample's long sleeps at once, copies the programs the sample runs and the files it deletes into the
+ * sample's long sleeps at once and shortens its long timers and waits, copies the programs the sample runs and the files it deletes into the
  * machine's capture folder, and stops each exiting process until `onExit` has dumped it.
  * Its record is a JSON line per event; the session turns them into log lines, dropped files and dumps.
  */
@@ -29,8 +29,8 @@ export interface SupervisorOptions {
   sleepThresholdSeconds: number;
   limits: DroppedFileLimits;
   /**
-   * Watch executions and deletions. Not under strace: its own seccomp filter traces these calls, and a
-   * notification takes precedence over a trace stop, so strace would lose them.
+   * Watch executions and deletions, timers and waits. Not under strace: its own seccomp filter traces
+   * these calls, and a notification takes precedence over a trace stop, so strace would lose them.
    */
   watchFiles: boolean;
   /** Set when each process is to be dumped as it exits. */
@@ -40,9 +40,16 @@ export interface SupervisorOptions {
   onProblem: (message: string) => void;
 }
 
+/** Sleeps the supervisor ends at once. */
+export const SLEEP_CALLS = ['nanosleep', 'clock_nanosleep'] as const;
+/** Timers whose first expiry it brings forward. */
+export const TIMER_CALLS = ['alarm', 'setitimer', 'timer_settime', 'timerfd_settime'] as const;
+/** Waits it ends at the threshold, or at once when there is nothing to wait on. */
+export const WAIT_CALLS = ['select', 'pselect6', 'poll', 'ppoll', 'epoll_wait', 'epoll_pwait', 'epoll_pwait2'] as const;
+
 export interface ShortenedSleep {
   pid: number;
-  call: 'nanosleep' | 'clock_nanosleep';
+  call: (typeof SLEEP_CALLS)[number] | (typeof TIMER_CALLS)[number] | (typeof WAIT_CALLS)[number];
   /** What the sample asked for (what was left of it, for an absolute deadline). */
   seconds: number;
   /** Unix time of the call. */

@@ -44,8 +44,11 @@ export const linuxSettingsSchema = z.strictObject({
   /** The end state kept for reboot tasks is dropped when it is larger than this. */
   reboot_state_mb: z.number().int().min(0).default(64),
   /**
-   * A sleep of the sample longer than this many seconds (nanosleep, clock_nanosleep) returns at once, and
-   * is recorded: a sample cannot outwait the analysis. Shorter sleeps run as asked.
+   * A sleep of the sample longer than this many seconds (nanosleep, clock_nanosleep) returns at once; a
+   * timer whose first expiry is further (alarm, setitimer, timer_settime, timerfd_settime) fires within a
+   * second; a wait with a longer timeout (select, poll, epoll_wait and their variants) ends at once with
+   * nothing to wait on, else when a descriptor is ready or at this threshold. Each is recorded: a sample
+   * cannot outwait the analysis. Shorter ones run as asked.
    */
   sleep_skip_threshold: z.number().min(0).default(10),
   /** Bytes of the in-machine output kept in analysis.log. */

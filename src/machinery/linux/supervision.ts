@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { AnalysisLog } from './analysis-log.js';
 import type { FilesJsonLine } from './dropped-files.js';
 import { dumpProcessMemory } from './memory-dump.js';
-import type { CapturedFile, ShortenedSleep } from './sample-supervisor.js';
+import { type CapturedFile, type ShortenedSleep, TIMER_CALLS, WAIT_CALLS } from './sample-supervisor.js';
 
 /** What the sample's supervisor did during one run, as the session keeps it for collect(). */
 export interface Supervision {
@@ -16,12 +16,18 @@ export interface Supervision {
   exitDumpsStopped: boolean;
 }
 
+function shortenedText({ call, seconds }: ShortenedSleep): string {
+  if ((TIMER_CALLS as readonly string[]).includes(call)) return `set a timer of ${seconds} s (${call}): it fired early`;
+  if ((WAIT_CALLS as readonly string[]).includes(call)) return `waited up to ${seconds} s (${call}) with nothing ready: the wait ended early`;
+  return `asked to sleep ${seconds} s (${call}): the sleep returned at once`;
+}
+
 const REASON_TEXT = { exec: 'executed', delete: 'deleted' } as const;
 
 export const recordSupervision = {
   sleep(sleep: ShortenedSleep, supervision: Supervision, analysisLog: AnalysisLog): void {
     supervision.sleeps.push(sleep);
-    analysisLog.info(`process ${sleep.pid} asked to sleep ${sleep.seconds} s (${sleep.call}): the sleep returned at once`, 'supervisor');
+    analysisLog.info(`process ${sleep.pid} ${shortenedText(sleep)}`, 'supervisor');
   },
   capture(file: CapturedFile, supervision: Supervision, analysisLog: AnalysisLog): void {
     supervision.captured.push(file);
