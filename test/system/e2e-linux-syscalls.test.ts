@@ -37,7 +37,7 @@ interface ReportView {
 }
 
 const SYSCALL_NAME = /^[a-z0-9_]+$/;
-const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'tid', 'time'];
+const CALL_KEYS = ['api', 'arguments', 'category', 'repeated', 'return_value', 'status', 'tid', 'time'];
 
 async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
   const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
