@@ -3,11 +3,12 @@
  * nestbox's monitor, kernel side: follows every task of one cgroup (v2) through tracepoints only
  * (raw_syscalls, sched, task_rename: the hosts nestbox runs on may have no kprobes or fentry).
  *
- * - Every system call is counted per process, in the kernel (`counts`), and sent when the process
- *   executes a new program (the counts then start again) and when it exits.
- * - The calls that matter are decoded: their arguments are kept at entry (`pending`), and at exit the
- *   record is built with the strings and buffers they point to (read then, when the kernel has just
- *   paged them in) and sent through one ring buffer.
+ * - Every system call is counted per process, in the kernel (`procs`), and sent when the process
+ *   executes a new program (the counts then start again, with that exec) and when it exits.
+ * - The calls that matter are decoded at their exit, from the registers they entered with, into a
+ *   record with the strings and buffers they point to (read then, when the kernel has just paged them
+ *   in), sent through one ring buffer. A loop of identical calls is one record with its count of
+ *   repeats, and closes travel together (see "Held back" below).
  * - Writes are summed per (process, descriptor) and sent once, when the descriptor is closed or
  *   replaced, or the process exits.
  * - The ring buffer wakes the loader only when much is waiting: the loader also polls it, so a record

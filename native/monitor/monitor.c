@@ -9,8 +9,10 @@
  * It answers on standard output, one JSON object a line ({"ctl":"armed"}, {"ctl":"disarmed"}...). The
  * records are JSON lines in the shape of nestbox's TraceRecord (src/machinery/host/tracer/trace-records.ts),
  * with two fields left for the reader to decode: socket addresses as the hex bytes of the sockaddr,
- * mapping addresses as hex. They go to a file, not a pipe, so that a reader that falls behind never
- * keeps the loader from emptying the kernel's ring buffer.
+ * mapping addresses as hex. A record may carry `repeated` (the count of identical calls folded into it),
+ * and `closes` records list the descriptors a process closed since its previous record. They go to a
+ * file, not a pipe, so that a reader that falls behind never keeps the loader from emptying the kernel's
+ * ring buffer.
  *
  * Usage: monitor [-b ring buffer bytes]
  */
