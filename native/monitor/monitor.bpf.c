@@ -293,29 +293,44 @@ static __always_inline void send_held_dup(struct proc *p, __u32 tgid) {
   emit(&rec, sizeof(rec));
 }
 
-/* Stamped with the time of the record that follows them: closes come before it, after what was held. */
-static __always_inline void send_closes(struct proc *p, __u64 ts, __u32 tid, __u32 tgid) {
-  __u32 n = p->nclosed;
-  if (!n) return;
+/*
+ * Closes `from` to `to`, stamped with the time of the record that follows them: they come before it,
+ * after what was held before them.
+ */
+static __always_inline void send_closes(struct proc *p, __u32 from, __u32 to, __u64 ts, __u32 tid, __u32 tgid) {
+  if (to > CLOSES_MAX) to = CLOSES_MAX;
+  if (from >= to) return;
   struct closes_rec r = {};
   header(&r.h, REC_CLOSES, ts, tid, tgid, NO_NR, sizeof(r));
-  r.count = n > CLOSES_MAX ? CLOSES_MAX : n;
-  for (int i = 0; i < CLOSES_MAX; i++) r.fds[i] = p->closed[i];
-  p->nclosed = 0;
+  r.count = to - from;
+  for (int i = 0; i < CLOSES_MAX; i++) {
+    __u32 at = from + i;
+    if (at >= to) break;
+    r.fds[i] = p->closed[at & (CLOSES_MAX - 1)];
+  }
   emit(&r, sizeof(r));
 }
 
+/* Everything held, in the order it happened: the call, or the closes before the copy, the copy, the rest. */
 static __always_inline void send_held(struct proc *p, __u64 ts, __u32 tid, __u32 tgid) {
   send_held_call(p);
+  __u32 before = p->dup.nr ? p->closed_before_dup : 0;
+  send_closes(p, 0, before, ts, tid, tgid);
   send_held_dup(p, tgid);
-  send_closes(p, ts, tid, tgid);
+  send_closes(p, before, p->nclosed, ts, tid, tgid);
+  p->nclosed = 0;
+  p->closed_before_dup = 0;
 }
 
-/* Before any record of a thread: its name, the first time, and what its process holds back. */
-static __always_inline void before_record(__u64 ts, __u32 tid, __u32 tgid) {
+/*
+ * Before any record of a thread: its name, the first time, and what its process holds back. A global
+ * function, verified once rather than at each of its many callers.
+ */
+__noinline int before_record(__u64 ts, __u32 tid, __u32 tgid) {
   identify(ts, tid, tgid);
   struct proc *p = proc_of(tgid);
   if (p) send_held(p, ts, tid, tgid);
+  return 0;
 }
 
 static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
@@ -379,14 +394,14 @@ static __always_inline void on_close(struct proc *p, __u64 ts, __u32 tid, __u32 
     before_record(ts, tid, tgid);
     flush_writes(ts, tid, tgid, fd);
   }
-  // Threads of one process could close at once: theirs are sent at once.
-  if (p->nclosed >= CLOSES_MAX || !single_threaded()) before_record(ts, tid, tgid);
+  if (p->nclosed >= CLOSES_MAX) before_record(ts, tid, tgid);
   __u32 n = p->nclosed;
   barrier_var(n);
   if (n >= CLOSES_MAX) return;
   p->closed[n] = fd;
   p->nclosed = n + 1;
-  if (!single_threaded()) send_closes(p, ts, tid, tgid);
+  // Threads of one process could close at once: theirs are sent at once.
+  if (!single_threaded()) before_record(ts, tid, tgid);
 }
 
 /*
@@ -628,10 +643,21 @@ static __always_inline void on_return(long nr, struct pending *c, long ret, __u3
   case __NR_fcntl:
     if (ret >= 0) {
       __u64 now = bpf_ktime_get_ns();
-      before_record(now, tid, tgid);
-      flush_writes(now, tid, tgid, (__s32)ret);
       struct proc *p = proc_of(tgid);
-      if (p) p->dup = (struct held_dup){.ts = now, .tid = tid, .oldfd = (__s32)c->args[0], .newfd = (__s32)ret, .nr = nr};
+      struct fd_key made = {.tgid = tgid, .fd = (__s32)ret};
+      // The closes before a copy wait with it (find closes and copies for every directory), unless
+      // another copy or a total written through the new number must go first.
+      if (!p || p->dup.nr || bpf_map_lookup_elem(&writes, &made)) {
+        before_record(now, tid, tgid);
+      } else {
+        identify(now, tid, tgid);
+        send_held_call(p);
+      }
+      flush_writes(now, tid, tgid, (__s32)ret);
+      if (p) {
+        p->dup = (struct held_dup){.ts = now, .tid = tid, .oldfd = (__s32)c->args[0], .newfd = (__s32)ret, .nr = nr};
+        p->closed_before_dup = p->nclosed;
+      }
       return;
     }
     break;

@@ -135,6 +135,8 @@ struct proc {
   __u32 repeated;
   struct held_dup dup;
   __u32 nclosed;
+  /* How many of the closes came before the held descriptor copy. */
+  __u32 closed_before_dup;
   __s32 closed[CLOSES_MAX];
   __u64 call[HELD_MAX / 8];
 };
