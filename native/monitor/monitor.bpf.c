@@ -261,8 +261,9 @@ static __always_inline long current_nr(bool *compat) {
  *  - a call record (single-threaded processes only), while the calls that follow are the same call
  *    again, made identically with the same result, each after closing the descriptor it made (the
  *    open/close loop): it is sent once, with the count of repeats (`repeated`). It is sent as soon as
- *    the process makes any other system call, and at least every HOLD_NS, so it is never late by more
- *    than the service's reordering window;
+ *    the process makes any other system call or a repeat that may wait (a read, a sleep), and at least
+ *    every HOLD_NS: it is late by more than the service's reordering window only when the process
+ *    then computes that long without a system call (its events then come after others' in the log);
  *  - a descriptor copy made with fcntl(F_DUPFD): programs such as find copy a directory's descriptor
  *    only to fstat and close it, thousands of times. Forgotten when the copy is closed first, unused;
  *  - the descriptors closed since the last record, sent as one record before the next.
@@ -404,6 +405,17 @@ static __always_inline void on_close(struct proc *p, __u64 ts, __u32 tid, __u32 
   if (!single_threaded()) before_record(ts, tid, tgid);
 }
 
+/* Decoded calls that can wait for another program or for time (an open of a FIFO can too, but rarely). */
+static __always_inline bool may_block(long nr) {
+  switch (nr) {
+  case __NR_read: case __NR_readv: case __NR_write: case __NR_writev: case __NR_recvfrom: case __NR_recvmsg:
+  case __NR_sendto: case __NR_sendmsg: case __NR_connect: case __NR_accept: case __NR_accept4:
+  case __NR_nanosleep: case __NR_clock_nanosleep:
+    return true;
+  }
+  return false;
+}
+
 /*
  * raw_syscalls are attached as raw tracepoints: they run on every system call of the host, and a raw
  * tracepoint gets the registers as they are, where a perf tracepoint first builds a record of them.
@@ -421,8 +433,9 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
   bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
   struct proc *p = count(tgid, nr, compat);
   if (!p) return 0;
-  // A held call is sent as soon as the process does anything but repeat it (or close).
-  if (p->call_size && (compat || (nr != __NR_close && nr != ((struct rec_header *)p->call)->nr))) send_held_call(p);
+  // A held call is sent as soon as the process does anything but repeat it (or close), and before a
+  // repeat that may wait long: it would be late by as long.
+  if (p->call_size && (compat || (nr != __NR_close && (nr != ((struct rec_header *)p->call)->nr || may_block(nr))))) send_held_call(p);
   if (compat || nr >= NR_TABLE) return 0;
   if (nr == __NR_close) {
     on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
