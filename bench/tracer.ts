@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { BpftraceProgram, MonitorProgram, startStrace } from '../src/machinery/host/tracer/index.js';
@@ -51,12 +52,28 @@ async function timed(cgroupPath: string | null, argv: string[]): Promise<number>
   return ms;
 }
 
-async function untraced(workload: Workload): Promise<number> {
+/**
+ * CPU time the workload's own processes spent per run (user + system, from the cgroup): what tracing
+ * costs inside the traced program (BPF programs run in its system time), apart from the wall time lost
+ * to the tracer's and the service's processes competing for the CPUs.
+ */
+function workloadCpuMs(cgroupPath: string): number {
+  const stat = new Map(readFileSync(join(cgroupPath, 'cpu.stat'), 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]));
+  return (Number(stat.get('user_usec')) + Number(stat.get('system_usec'))) / 1000 / REPEATS;
+}
+
+/** This process's CPU time (the service side: reading, decoding and writing the records), in ms. */
+function serviceCpuMs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
+async function untraced(workload: Workload): Promise<{ ms: number; cpuMs: number }> {
   const cgroup = await createTestCgroup();
   try {
     const times: number[] = [];
     for (let i = 0; i < REPEATS; i++) times.push(await timed(cgroup.path, workload.argv));
-    return median(times);
+    return { ms: median(times), cpuMs: workloadCpuMs(cgroup.path) };
   } finally {
     await cgroup.remove();
   }
@@ -70,6 +87,9 @@ interface EbpfRun {
   armMs: number;
   /** stop(): drain everything, send the totals, forget the cgroup. */
   stopMs: number;
+  /** The workload's CPU per run, and the service's over all runs and the stop. */
+  cpuMs: number;
+  serviceMs: number;
 }
 
 interface Armable {
@@ -84,13 +104,18 @@ async function underEbpf(program: Armable, workload: Workload, name: string): Pr
     const t0 = performance.now();
     const session = await program.arm({ cgroupV2Path: cgroup.path, eventsPath, log });
     const armMs = performance.now() - t0;
+    const service = process.cpuUsage();
     const times: number[] = [];
     for (let i = 0; i < REPEATS; i++) times.push(await timed(cgroup.path, workload.argv));
     const t1 = performance.now();
     const { lost } = await session.stop();
     const stopMs = performance.now() - t1;
+    const serviceMs = serviceCpuMs(service);
+    const cpuMs = workloadCpuMs(cgroup.path);
     const events = await readEvents(eventsPath);
-    return { ms: median(times), events: events.length, opens: ofKind(events, 'file.open').length, lost, armMs, stopMs };
+    // A folded run of identical opens is one event that counts its repeats.
+    const opens = ofKind(events, 'file.open').reduce((sum, e) => sum + 1 + (e.repeated ?? 0), 0);
+    return { ms: median(times), events: events.length, opens, lost, armMs, stopMs, cpuMs, serviceMs };
   } finally {
     await cgroup.remove();
   }
@@ -104,8 +129,9 @@ async function underStrace(workload: Workload): Promise<{ ms: number; events: nu
   return { ms, events: (await readEvents(eventsPath)).length };
 }
 
-function ebpfLine(label: string, run: EbpfRun, base: number): string {
-  return `  ${label.padEnd(14)} ${run.ms.toFixed(0).padStart(7)} ms  x${(run.ms / base).toFixed(2)}  (${run.events} events, ${run.opens} file.open over ${REPEATS} runs, ${run.lost} lost; armed in ${run.armMs.toFixed(0)} ms, stopped in ${run.stopMs.toFixed(0)} ms)`;
+function ebpfLine(label: string, run: EbpfRun, base: { ms: number; cpuMs: number }): string {
+  const cpu = `workload CPU ${run.cpuMs.toFixed(0)} ms x${(run.cpuMs / base.cpuMs).toFixed(2)}, service CPU ${run.serviceMs.toFixed(0)} ms`;
+  return `  ${label.padEnd(14)} ${run.ms.toFixed(0).padStart(7)} ms  x${(run.ms / base.ms).toFixed(2)}  (${run.events} events, ${run.opens} file.open over ${REPEATS} runs, ${run.lost} lost; armed in ${run.armMs.toFixed(0)} ms, stopped in ${run.stopMs.toFixed(0)} ms; ${cpu})`;
 }
 
 async function launchTimed<T>(what: string, launch: () => Promise<T>): Promise<T> {
@@ -128,13 +154,14 @@ try {
     const mine = await underEbpf(monitor, workload, 'monitor');
     const old = await underEbpf(bpftrace, workload, 'bpftrace');
     const strace = await underStrace(workload);
-    console.log(`\n${workload.name}`);
-    console.log(`  untraced       ${base.toFixed(0).padStart(7)} ms`);
+    // Figures of a loaded machine are not a quiet one's: the load is printed beside them.
+    console.log(`\n${workload.name}  (load average ${loadavg().map((load) => load.toFixed(2)).join(' ')})`);
+    console.log(`  untraced       ${base.ms.toFixed(0).padStart(7)} ms  (workload CPU ${base.cpuMs.toFixed(0)} ms)`);
     console.log(ebpfLine('monitor', mine, base));
     console.log(ebpfLine('bpftrace', old, base));
-    console.log(`  strace         ${strace.ms.toFixed(0).padStart(7)} ms  x${(strace.ms / base).toFixed(2)}  (${strace.events} events)`);
+    console.log(`  strace         ${strace.ms.toFixed(0).padStart(7)} ms  x${(strace.ms / base.ms).toFixed(2)}  (${strace.events} events)`);
     if (workload.aim) {
-      const met = mine.ms / base <= workload.aim && mine.lost === 0;
+      const met = mine.ms / base.ms <= workload.aim && mine.lost === 0;
       console.log(`  aim: monitor at most x${workload.aim}, nothing lost: ${met ? 'met' : 'missed'}`);
     }
   }

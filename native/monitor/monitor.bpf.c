@@ -3,11 +3,12 @@
  * nestbox's monitor, kernel side: follows every task of one cgroup (v2) through tracepoints only
  * (raw_syscalls, sched, task_rename: the hosts nestbox runs on may have no kprobes or fentry).
  *
- * - Every system call is counted per process, in the kernel (`counts`), and sent when the process
- *   executes a new program (the counts then start again) and when it exits.
- * - The calls that matter are decoded: their arguments are kept at entry (`pending`), and at exit the
- *   record is built with the strings and buffers they point to (read then, when the kernel has just
- *   paged them in) and sent through one ring buffer.
+ * - Every system call is counted per process, in the kernel (`procs`), and sent when the process
+ *   executes a new program (the counts then start again, with that exec) and when it exits.
+ * - The calls that matter are decoded at their exit, from the registers they entered with, into a
+ *   record with the strings and buffers they point to (read then, when the kernel has just paged them
+ *   in), sent through one ring buffer. A loop of identical calls is one record with its count of
+ *   repeats, and closes travel together (see "Held back" below).
  * - Writes are summed per (process, descriptor) and sent once, when the descriptor is closed or
  *   replaced, or the process exits.
  * - The ring buffer wakes the loader only when much is waiting: the loader also polls it, so a record
@@ -78,6 +79,7 @@ static const __u8 decoded[NR_TABLE] = {
   [__NR_delete_module] = AT_EXIT, [__NR_mount] = AT_EXIT, [__NR_umount2] = AT_EXIT,
 };
 
+/* A sleep in progress, kept at entry: when the session ends first, it is reported as interrupted. */
 struct pending {
   __u32 nr;
   __u32 gen;
@@ -86,11 +88,7 @@ struct pending {
   __u64 extra[2];
 };
 
-struct counts {
-  __u32 c[COUNT_SLOTS];
-};
-
-static const struct counts zero_counts;
+static const struct proc zero_proc;
 
 /* Room for the data items, plus one more string or buffer past DATA_MAX (offsets wrap at DATA_MAX). */
 struct scratch {
@@ -119,7 +117,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 65536);
+  __uint(max_entries, 16384);
   __type(key, __u32);
   __type(value, struct pending);
 } pending SEC(".maps");
@@ -131,13 +129,14 @@ struct {
   __type(value, __u32);
 } seen SEC(".maps");
 
+/* Per process (see struct proc in monitor.h): found once per system call, for its count. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, __u32);
-  __type(value, struct counts);
-} counts SEC(".maps");
+  __type(value, struct proc);
+} procs SEC(".maps");
 
 /*
  * Walked whole at every process exit (bpf_for_each_map_elem): kept small. A total that finds no room
@@ -149,26 +148,6 @@ struct {
   __type(key, struct fd_key);
   __type(value, __u64);
 } writes SEC(".maps");
-
-/*
- * A descriptor copy made with fcntl(F_DUPFD), held back: programs such as find copy a directory's
- * descriptor only to fstat and close it, thousands of times. It is sent before the process's next
- * record, or forgotten when the copy is closed first, unused (one per process).
- */
-struct held_dup {
-  __u64 ts;
-  __u32 tid;
-  __s32 oldfd;
-  __s32 newfd;
-  __u32 nr;
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u32);
-  __type(value, struct held_dup);
-} held SEC(".maps");
 
 /*
  * Updating a map of maps makes the kernel wait until every BPF program running has finished: after
@@ -218,6 +197,8 @@ static __always_inline void header(struct rec_header *h, __u16 kind, __u64 ts, _
   h->kind = kind;
   h->nr = nr;
   h->size = size;
+  h->repeated = 0;
+  h->spare = 0;
 }
 
 static __always_inline void send_identity(__u64 ts, __u32 tid, __u32 tgid) {
@@ -256,25 +237,101 @@ static __always_inline void flush_writes(__u64 ts, __u32 tid, __u32 tgid, __s32 
   bpf_map_delete_elem(&writes, &key);
 }
 
-/* Sends the process's held descriptor copy, if any. */
-static __always_inline void flush_held(__u32 tgid) {
-  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
-  if (!dup) return;
-  struct {
-    struct syscall_rec r;
-  } rec = {};
-  header(&rec.r.h, REC_SYSCALL, dup->ts, dup->tid, tgid, dup->nr, sizeof(rec));
-  rec.r.ret = dup->newfd;
-  rec.r.args[0] = (__u32)dup->oldfd;
-  rec.r.args[1] = 0;
-  bpf_map_delete_elem(&held, &tgid);
+static __always_inline struct proc *proc_of(__u32 tgid) {
+  return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+/* Whether the current process has one thread: only then does it hold calls back (see below). */
+static __always_inline bool single_threaded(void) {
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  return BPF_CORE_READ(task, signal, nr_threads) == 1;
+}
+
+/* The system call the current thread is in (-1: none), as it entered it; `compat`: a 32-bit one. */
+static __always_inline long current_nr(bool *compat) {
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  *compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+  return BPF_CORE_READ(regs, orig_ax);
+}
+
+/*
+ * Held back. What a process does is sent in order, but three things wait for its next record, so
+ * that a loop costs a record per run rather than per call:
+ *  - a call record (single-threaded processes only), while the calls that follow are the same call
+ *    again, made identically with the same result, each after closing the descriptor it made (the
+ *    open/close loop): it is sent once, with the count of repeats (`repeated`). It is sent as soon as
+ *    the process makes any other system call or a repeat that may wait (a read, a sleep), and at least
+ *    every HOLD_NS: it is late by more than the service's reordering window only when the process
+ *    then computes that long without a system call (its events then come after others' in the log);
+ *  - a descriptor copy made with fcntl(F_DUPFD): programs such as find copy a directory's descriptor
+ *    only to fstat and close it, thousands of times. Forgotten when the copy is closed first, unused;
+ *  - the descriptors closed since the last record, sent as one record before the next.
+ * The call and the copy are never both held (each is sent before the other is held); closes are the
+ * newest.
+ */
+#define HOLD_NS 100000000ull
+
+static __always_inline void send_held_call(struct proc *p) {
+  __u32 size = p->call_size;
+  if (!size) return;
+  // 1 to HELD_MAX in a form the verifier follows (hold() kept no more).
+  asm volatile("" : "+r"(size));
+  size = ((size - 1) & (HELD_MAX - 1)) + 1;
+  ((struct rec_header *)p->call)->repeated = p->repeated;
+  emit(p->call, size);
+  p->call_size = 0;
+  p->repeated = 0;
+}
+
+static __always_inline void send_held_dup(struct proc *p, __u32 tgid) {
+  if (!p->dup.nr) return;
+  struct syscall_rec rec = {};
+  header(&rec.h, REC_SYSCALL, p->dup.ts, p->dup.tid, tgid, p->dup.nr, sizeof(rec));
+  rec.ret = p->dup.newfd;
+  rec.args[0] = (__u32)p->dup.oldfd;
+  p->dup.nr = 0;
   emit(&rec, sizeof(rec));
 }
 
-/* Before any record of a thread: its name, the first time, and what its process holds back. */
-static __always_inline void before_record(__u64 ts, __u32 tid, __u32 tgid) {
+/*
+ * Closes `from` to `to`, stamped with the time of the record that follows them: they come before it,
+ * after what was held before them.
+ */
+static __always_inline void send_closes(struct proc *p, __u32 from, __u32 to, __u64 ts, __u32 tid, __u32 tgid) {
+  if (to > CLOSES_MAX) to = CLOSES_MAX;
+  if (from >= to) return;
+  struct closes_rec r = {};
+  header(&r.h, REC_CLOSES, ts, tid, tgid, NO_NR, sizeof(r));
+  r.count = to - from;
+  for (int i = 0; i < CLOSES_MAX; i++) {
+    __u32 at = from + i;
+    if (at >= to) break;
+    r.fds[i] = p->closed[at & (CLOSES_MAX - 1)];
+  }
+  emit(&r, sizeof(r));
+}
+
+/* Everything held, in the order it happened: the call, or the closes before the copy, the copy, the rest. */
+static __always_inline void send_held(struct proc *p, __u64 ts, __u32 tid, __u32 tgid) {
+  send_held_call(p);
+  __u32 before = p->dup.nr ? p->closed_before_dup : 0;
+  send_closes(p, 0, before, ts, tid, tgid);
+  send_held_dup(p, tgid);
+  send_closes(p, before, p->nclosed, ts, tid, tgid);
+  p->nclosed = 0;
+  p->closed_before_dup = 0;
+}
+
+/*
+ * Before any record of a thread: its name, the first time, and what its process holds back. A global
+ * function, verified once rather than at each of its many callers.
+ */
+__noinline int before_record(__u64 ts, __u32 tid, __u32 tgid) {
   identify(ts, tid, tgid);
-  flush_held(tgid);
+  struct proc *p = proc_of(tgid);
+  if (p) send_held(p, ts, tid, tgid);
+  return 0;
 }
 
 static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
@@ -290,22 +347,24 @@ static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
   else dropped();
 }
 
-static __always_inline void count(__u32 tgid, long nr, bool compat) {
+/* Counts the call for its process; returns the process's entry. */
+static __always_inline struct proc *count(__u32 tgid, long nr, bool compat) {
   __u32 slot = (nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0);
-  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
-  if (!c) {
-    bpf_map_update_elem(&counts, &tgid, &zero_counts, BPF_NOEXIST);
-    c = bpf_map_lookup_elem(&counts, &tgid);
-    if (!c) {
+  struct proc *p = proc_of(tgid);
+  if (!p) {
+    bpf_map_update_elem(&procs, &tgid, &zero_proc, BPF_NOEXIST);
+    p = proc_of(tgid);
+    if (!p) {
       dropped();
-      return;
+      return NULL;
     }
   }
   // Masked where clang cannot prove it useless: older verifiers (the guest's 6.1) lose the bound of
   // the sum above, and refuse the index without it.
   barrier_var(slot);
   slot &= COUNT_SLOTS - 1;
-  __sync_fetch_and_add(&c->c[slot], 1);
+  __sync_fetch_and_add(&p->counts[slot], 1);
+  return p;
 }
 
 static __always_inline bool is_socket(struct task_struct *task, __u64 fd) {
@@ -319,35 +378,49 @@ static __always_inline bool is_socket(struct task_struct *task, __u64 fd) {
   return (mode & S_IFMT) == S_IFSOCK;
 }
 
-/* A timespec at `ptr`, read at entry into the pending call's extra numbers. */
+/* A timespec at `ptr` into a call's extra numbers. */
 static __always_inline void read_timespec(__u64 ptr, __u64 extra[2]) {
   if (ptr) bpf_probe_read_user(extra, 16, (void *)ptr);
 }
 
-static __always_inline void send_close(__u64 ts, __u32 tid, __u32 tgid, __u64 fd) {
+static __always_inline void on_close(struct proc *p, __u64 ts, __u32 tid, __u32 tgid, __s32 fd) {
+  struct fd_key key = {.tgid = tgid, .fd = fd};
+  bool written = bpf_map_lookup_elem(&writes, &key) != NULL;
   // A held copy closed before anything used it: neither is worth a record.
-  struct held_dup *dup = bpf_map_lookup_elem(&held, &tgid);
-  struct fd_key key = {.tgid = tgid, .fd = (__s32)fd};
-  if (dup && dup->newfd == (__s32)fd && !bpf_map_lookup_elem(&writes, &key)) {
-    bpf_map_delete_elem(&held, &tgid);
+  if (p->dup.nr && p->dup.newfd == fd && !written) {
+    p->dup.nr = 0;
     return;
   }
-  __u32 zero = 0;
-  struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-  if (!s) return;
-  before_record(ts, tid, tgid);
-  flush_writes(ts, tid, tgid, (__s32)fd);
-  header(&s->r.h, REC_SYSCALL, ts, tid, tgid, __NR_close, sizeof(s->r));
-  s->r.ret = 0;
-  s->r.args[0] = fd;
-  s->r.extra[0] = 0;
-  s->r.extra[1] = 0;
-  emit(&s->r, sizeof(s->r));
+  if (written) {
+    before_record(ts, tid, tgid);
+    flush_writes(ts, tid, tgid, fd);
+  }
+  if (p->nclosed >= CLOSES_MAX) before_record(ts, tid, tgid);
+  __u32 n = p->nclosed;
+  barrier_var(n);
+  if (n >= CLOSES_MAX) return;
+  p->closed[n] = fd;
+  p->nclosed = n + 1;
+  // Threads of one process could close at once: theirs are sent at once.
+  if (!single_threaded()) before_record(ts, tid, tgid);
+}
+
+/* Decoded calls that can wait for another program or for time (an open of a FIFO can too, but rarely). */
+static __always_inline bool may_block(long nr) {
+  switch (nr) {
+  case __NR_read: case __NR_readv: case __NR_write: case __NR_writev: case __NR_recvfrom: case __NR_recvmsg:
+  case __NR_sendto: case __NR_sendmsg: case __NR_connect: case __NR_accept: case __NR_accept4:
+  case __NR_nanosleep: case __NR_clock_nanosleep:
+    return true;
+  }
+  return false;
 }
 
 /*
  * raw_syscalls are attached as raw tracepoints: they run on every system call of the host, and a raw
  * tracepoint gets the registers as they are, where a perf tracepoint first builds a record of them.
+ * Decoded calls are read at their exit, from the registers the call entered with (still in pt_regs);
+ * only sleeps are also noted at entry, to be reported if the session ends while they last.
  */
 SEC("raw_tracepoint/sys_enter")
 int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
@@ -358,55 +431,24 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   struct task_struct *task = (struct task_struct *)bpf_get_current_task();
   bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
-  count(tgid, nr, compat);
+  struct proc *p = count(tgid, nr, compat);
+  if (!p) return 0;
+  // A held call is sent as soon as the process does anything but repeat it (or close), and before a
+  // repeat that may wait long: it would be late by as long.
+  if (p->call_size && (compat || (nr != __NR_close && (nr != ((struct rec_header *)p->call)->nr || may_block(nr))))) send_held_call(p);
   if (compat || nr >= NR_TABLE) return 0;
-  __u8 how = decoded[nr];
-  if (!how) return 0;
-  __u64 ts = bpf_ktime_get_ns();
-  if (how == AT_ENTRY) {
-    send_close(ts, tid, tgid, BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
+  if (nr == __NR_close) {
+    on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
     return 0;
   }
-  struct pending p = {.nr = nr, .gen = gen, .ts = ts};
-  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9.
-  struct pt_regs regs;
-  bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]);
-  p.args[0] = regs.di;
-  p.args[1] = regs.si;
-  p.args[2] = regs.dx;
-  p.args[3] = regs.r10;
-  p.args[4] = regs.r8;
-  p.args[5] = regs.r9;
-  switch (nr) {
-  case __NR_write:
-  case __NR_writev:
-    p.extra[0] = is_socket(task, p.args[0]);
-    break;
-  case __NR_read:
-  case __NR_readv:
-    // Only what is received from sockets is recorded.
-    if (!is_socket(task, p.args[0])) return 0;
-    p.extra[0] = 1;
-    break;
-  case __NR_fcntl:
-    if (p.args[1] != F_DUPFD && p.args[1] != F_DUPFD_CLOEXEC) return 0;
-    break;
-  case __NR_mmap:
-  case __NR_mprotect:
-    if (!(p.args[2] & PROT_EXEC)) return 0;
-    break;
-  case __NR_nanosleep:
-    read_timespec(p.args[0], p.extra);
-    break;
-  case __NR_clock_nanosleep:
-    read_timespec(p.args[2], p.extra);
-    break;
-  case __NR_timerfd_settime:
-    // struct itimerspec: the interval, then the first expiry.
-    if (p.args[2]) read_timespec(p.args[2] + 16, p.extra);
-    break;
-  }
-  bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+  if (nr != __NR_nanosleep && nr != __NR_clock_nanosleep) return 0;
+  struct pending s = {.nr = nr, .gen = gen, .ts = bpf_ktime_get_ns()};
+  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+  s.args[0] = BPF_CORE_READ(regs, di);
+  s.args[1] = BPF_CORE_READ(regs, si);
+  s.args[2] = BPF_CORE_READ(regs, dx);
+  read_timespec(nr == __NR_nanosleep ? s.args[0] : s.args[2], s.extra);
+  bpf_map_update_elem(&pending, &tid, &s, BPF_ANY);
   return 0;
 }
 
@@ -532,31 +574,71 @@ static __always_inline __u32 put_items(struct scratch *s, long nr, struct pendin
   return off;
 }
 
-/* The descriptors a call made: what was written through their numbers before is sent first. */
-static __always_inline void flush_made(__u64 ts, __u32 tid, __u32 tgid, long nr, struct pending *p, long ret) {
+/* The descriptors a pipe or socketpair made, read from the caller's array into the extra numbers. */
+static __always_inline void read_pipe_fds(long nr, struct pending *c, long ret) {
+  if (nr != __NR_pipe && nr != __NR_pipe2 && nr != __NR_socketpair) return;
+  __s32 fds[2] = {-1, -1};
+  if (ret == 0) bpf_probe_read_user(fds, sizeof(fds), (void *)c->args[nr == __NR_socketpair ? 3 : 0]);
+  c->extra[0] = (__u32)fds[0];
+  c->extra[1] = (__u32)fds[1];
+}
+
+/* Calls whose result is a new descriptor. */
+static __always_inline bool makes_fd(long nr) {
   switch (nr) {
   case __NR_open: case __NR_openat: case __NR_openat2: case __NR_creat: case __NR_socket:
   case __NR_accept: case __NR_accept4: case __NR_memfd_create: case __NR_dup: case __NR_dup2:
   case __NR_dup3: case __NR_fcntl:
-    if (ret >= 0) flush_writes(ts, tid, tgid, (__s32)ret);
-    return;
-  case __NR_pipe: case __NR_pipe2: case __NR_socketpair: {
-    __s32 fds[2] = {-1, -1};
-    if (ret == 0) bpf_probe_read_user(fds, sizeof(fds), (void *)p->args[nr == __NR_socketpair ? 3 : 0]);
-    p->extra[0] = (__u32)fds[0];
-    p->extra[1] = (__u32)fds[1];
-    if (fds[0] >= 0) flush_writes(ts, tid, tgid, fds[0]);
-    if (fds[1] >= 0) flush_writes(ts, tid, tgid, fds[1]);
-    return;
+    return true;
   }
+  return false;
+}
+
+/* The descriptors a call made: what was written through their numbers before is sent first. */
+static __always_inline void flush_made(__u64 ts, __u32 tid, __u32 tgid, long nr, struct pending *c, long ret) {
+  if (makes_fd(nr)) {
+    if (ret >= 0) flush_writes(ts, tid, tgid, (__s32)ret);
+  } else if (nr == __NR_pipe || nr == __NR_pipe2 || nr == __NR_socketpair) {
+    if ((__s32)c->extra[0] >= 0) flush_writes(ts, tid, tgid, (__s32)c->extra[0]);
+    if ((__s32)c->extra[1] >= 0) flush_writes(ts, tid, tgid, (__s32)c->extra[1]);
   }
 }
 
-static __always_inline void on_return(long nr, struct pending *p, long ret, __u32 tid, __u32 tgid) {
+/*
+ * Whether the record in scratch repeats the held call: the same bytes but for the time, and nothing
+ * else done between but closing the descriptor the held call made (for calls that make one).
+ */
+static __always_inline bool repeats(struct proc *p, struct scratch *s, __u32 size, long nr, long ret, __u64 ts) {
+  if (p->call_size != size || ts - ((struct rec_header *)p->call)->ts > HOLD_NS) return false;
+  if (makes_fd(nr) && ret >= 0) {
+    if (p->nclosed != 1 || p->closed[0] != (__s32)ret) return false;
+  } else if (p->nclosed) {
+    return false;
+  }
+  __u64 *held = p->call, *now = (__u64 *)s;
+  __u32 words = (size + 7) / 8;
+  for (int i = 1; i < HELD_MAX / 8; i++) {
+    if (i >= words) break;
+    if (held[i] != now[i]) return false;
+  }
+  return true;
+}
+
+static __always_inline void hold(struct proc *p, struct scratch *s, __u32 size) {
+  __u32 n = (size + 7) & ~7u;
+  asm volatile("" : "+r"(n));
+  if (n > HELD_MAX) return;
+  n = ((n - 1) & (HELD_MAX - 1)) + 1;
+  bpf_probe_read_kernel(p->call, n, s);
+  p->call_size = size;
+  p->repeated = 0;
+}
+
+static __always_inline void on_return(long nr, struct pending *c, long ret, __u32 tid, __u32 tgid) {
   switch (nr) {
   case __NR_write: case __NR_writev: case __NR_pwrite64: case __NR_pwritev: case __NR_pwritev2:
-    if (!p->extra[0]) {
-      if (ret > 0) add_written(tgid, (__s32)p->args[0], ret);
+    if (!c->extra[0]) {
+      if (ret > 0) add_written(tgid, (__s32)c->args[0], ret);
       return;
     }
     break;
@@ -574,10 +656,21 @@ static __always_inline void on_return(long nr, struct pending *p, long ret, __u3
   case __NR_fcntl:
     if (ret >= 0) {
       __u64 now = bpf_ktime_get_ns();
-      before_record(now, tid, tgid);
+      struct proc *p = proc_of(tgid);
+      struct fd_key made = {.tgid = tgid, .fd = (__s32)ret};
+      // The closes before a copy wait with it (find closes and copies for every directory), unless
+      // another copy or a total written through the new number must go first.
+      if (!p || p->dup.nr || bpf_map_lookup_elem(&writes, &made)) {
+        before_record(now, tid, tgid);
+      } else {
+        identify(now, tid, tgid);
+        send_held_call(p);
+      }
       flush_writes(now, tid, tgid, (__s32)ret);
-      struct held_dup dup = {.ts = now, .tid = tid, .oldfd = (__s32)p->args[0], .newfd = (__s32)ret, .nr = nr};
-      bpf_map_update_elem(&held, &tgid, &dup, BPF_ANY);
+      if (p) {
+        p->dup = (struct held_dup){.ts = now, .tid = tid, .oldfd = (__s32)c->args[0], .newfd = (__s32)ret, .nr = nr};
+        p->closed_before_dup = p->nclosed;
+      }
       return;
     }
     break;
@@ -586,41 +679,92 @@ static __always_inline void on_return(long nr, struct pending *p, long ret, __u3
   struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return;
   __u64 ts = bpf_ktime_get_ns();
-  before_record(ts, tid, tgid);
-  flush_made(ts, tid, tgid, nr, p, ret);
-  __u32 size = sizeof(s->r) + put_items(s, nr, p, ret);
+  read_pipe_fds(nr, c, ret);
+  __u32 size = sizeof(s->r) + put_items(s, nr, c, ret);
   // Hidden from the compiler, so that the bound the verifier needs is not optimised away.
   asm volatile("" : "+r"(size));
   if (size > sizeof(*s)) size = sizeof(*s);
   header(&s->r.h, REC_SYSCALL, ts, tid, tgid, nr, size);
   s->r.ret = ret;
-  for (int i = 0; i < 6; i++) s->r.args[i] = p->args[i];
-  s->r.extra[0] = p->extra[0];
-  s->r.extra[1] = p->extra[1];
-  emit(s, size);
+  for (int i = 0; i < 6; i++) s->r.args[i] = c->args[i];
+  s->r.extra[0] = c->extra[0];
+  s->r.extra[1] = c->extra[1];
+  struct proc *p = NULL;
+  if (size <= HELD_MAX && single_threaded()) p = proc_of(tgid);
+  if (p && p->call_size && repeats(p, s, size, nr, ret, ts)) {
+    p->repeated++;
+    p->nclosed = 0;
+    return;
+  }
+  before_record(ts, tid, tgid);
+  flush_made(ts, tid, tgid, nr, c, ret);
+  if (p && nr != __NR_pipe && nr != __NR_pipe2 && nr != __NR_socketpair) hold(p, s, size);
+  else emit(s, size);
+}
+
+/* Reads at exit what the record needs from the call's memory; false for calls that make no record. */
+static __always_inline bool read_at_exit(struct task_struct *task, long nr, struct pending *c) {
+  switch (nr) {
+  case __NR_write: case __NR_writev:
+    c->extra[0] = is_socket(task, c->args[0]);
+    break;
+  case __NR_read: case __NR_readv:
+    // Only what is received from sockets is recorded.
+    if (!is_socket(task, c->args[0])) return false;
+    c->extra[0] = 1;
+    break;
+  case __NR_fcntl:
+    return c->args[1] == F_DUPFD || c->args[1] == F_DUPFD_CLOEXEC;
+  case __NR_mmap: case __NR_mprotect:
+    return c->args[2] & PROT_EXEC;
+  case __NR_nanosleep:
+    read_timespec(c->args[0], c->extra);
+    break;
+  case __NR_clock_nanosleep:
+    read_timespec(c->args[2], c->extra);
+    break;
+  case __NR_timerfd_settime:
+    // struct itimerspec: the interval, then the first expiry.
+    if (c->args[2]) read_timespec(c->args[2] + 16, c->extra);
+    break;
+  }
+  return true;
 }
 
 SEC("raw_tracepoint/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
-  long nr = BPF_CORE_READ((struct pt_regs *)ctx->args[0], orig_ax);
+  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+  long nr = BPF_CORE_READ(regs, orig_ax);
   // Calls that are only counted cost one array read here.
   if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
   if (!traced()) return 0;
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  if (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-  struct pending *p = bpf_map_lookup_elem(&pending, &tid);
-  if (!p) return 0;
-  if (p->nr == nr && p->gen == gen) on_return(nr, p, (long)ctx->args[1], tid, tgid);
-  bpf_map_delete_elem(&pending, &tid);
+  // A process seen at no entry yet made this call before it was traced (the write that joined the cgroup).
+  if (!proc_of(tgid)) return 0;
+  if (nr == __NR_nanosleep || nr == __NR_clock_nanosleep) bpf_map_delete_elem(&pending, &tid);
+  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9, as the call entered.
+  struct pt_regs r;
+  bpf_probe_read_kernel(&r, sizeof(r), regs);
+  struct pending c = {.nr = nr, .args = {r.di, r.si, r.dx, r.r10, r.r8, r.r9}};
+  if (read_at_exit(task, nr, &c)) on_return(nr, &c, (long)ctx->args[1], tid, tgid);
   return 0;
 }
 
-/* The call a thread is in, when this session saw it enter. */
-static __always_inline __u16 current_call(__u32 tid, struct pending **out) {
-  struct pending *p = bpf_map_lookup_elem(&pending, &tid);
-  if (!p || p->gen != gen) return NO_NR;
-  if (out) *out = p;
-  return p->nr;
+/* 32-bit numbers of the calls that execute a program. */
+#define NR32_execve 11
+#define NR32_execveat 358
+
+static __always_inline bool is_exec(long nr, bool compat) {
+  return compat ? nr == NR32_execve || nr == NR32_execveat : nr == __NR_execve || nr == __NR_execveat;
+}
+
+/* The call's number for a record's header, when it is one of `a`..`d` (64-bit): NO_NR otherwise. */
+static __always_inline __u16 named(long nr, bool compat, long a, long b, long c, long d) {
+  if (compat || (nr != a && nr != b && nr != c && nr != d)) return NO_NR;
+  return nr;
 }
 
 SEC("tracepoint/sched/sched_process_fork")
@@ -628,33 +772,45 @@ int process_fork(struct trace_event_raw_sched_process_fork *ctx) {
   if (!traced()) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-  struct pending *p = NULL;
-  __u16 nr = current_call(tid, &p);
+  bool compat;
+  long nr = current_nr(&compat);
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
   __u64 flags = 0;
-  if (p && nr == __NR_clone) flags = p->args[0];
-  else if (p && nr == __NR_clone3 && p->args[0]) bpf_probe_read_user(&flags, sizeof(flags), (void *)p->args[0]);
-  if (flags & CLONE_THREAD) return 0;
+  if (!compat && nr == __NR_clone) flags = BPF_CORE_READ(regs, di);
+  else if (!compat && nr == __NR_clone3) {
+    __u64 args = BPF_CORE_READ(regs, di);
+    if (args) bpf_probe_read_user(&flags, sizeof(flags), (void *)args);
+  }
   __u64 ts = bpf_ktime_get_ns();
+  if (flags & CLONE_THREAD) {
+    // Threads hold nothing back: what the process holds goes before the new thread's first record.
+    struct proc *p = proc_of(tgid);
+    if (p && p->call_size) {
+      identify(ts, tid, tgid);
+      send_held_call(p);
+    }
+    return 0;
+  }
   before_record(ts, tid, tgid);
   struct fork_rec r = {};
-  header(&r.h, REC_FORK, ts, tid, tgid, nr, sizeof(r));
+  header(&r.h, REC_FORK, ts, tid, tgid, named(nr, compat, __NR_clone, __NR_clone3, __NR_fork, __NR_vfork), sizeof(r));
   r.child = ctx->child_pid;
   emit(&r, sizeof(r));
   return 0;
 }
 
 static __always_inline void send_counts(__u64 ts, __u32 tid, __u32 tgid) {
-  struct counts *c = bpf_map_lookup_elem(&counts, &tgid);
+  struct proc *c = proc_of(tgid);
   if (!c) return;
   struct counts_rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
   if (!r) {
     dropped();
   } else {
     header(&r->h, REC_COUNTS, ts, tid, tgid, NO_NR, sizeof(*r));
-    bpf_probe_read_kernel(r->counts, sizeof(r->counts), c->c);
+    bpf_probe_read_kernel(r->counts, sizeof(r->counts), c->counts);
     bpf_ringbuf_submit(r, wake_flag());
   }
-  bpf_map_delete_elem(&counts, &tgid);
+  bpf_map_delete_elem(&procs, &tgid);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -665,12 +821,21 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   __u32 zero = 0;
   struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
   if (!s) return 0;
-  __u16 nr = current_call(ctx->old_pid, NULL);
+  bool compat;
+  long nr = current_nr(&compat);
+  bool by_call = is_exec(nr, compat);
   __u64 ts = bpf_ktime_get_ns();
-  flush_held(tgid);
+  struct proc *p = proc_of(tgid);
+  if (p) send_held(p, ts, tid, tgid);
   // What the process called before it became this program is sent now and counted afresh from here: a
-  // sample's first process was nestbox's until its exec, and only what follows is the sample's.
+  // sample's first process was nestbox's until its exec, and only what follows is the sample's,
+  // starting with the exec call itself.
+  if (p && by_call) {
+    __u32 slot = ((nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0)) & (COUNT_SLOTS - 1);
+    if (p->counts[slot]) __sync_fetch_and_add(&p->counts[slot], -1);
+  }
   send_counts(ts, tid, tgid);
+  if (by_call) count(tgid, nr, compat);
   // The thread has a new name and program: named again.
   __u32 current = gen;
   bpf_map_update_elem(&seen, &tid, &current, BPF_ANY);
@@ -692,7 +857,7 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   if (size > sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec)) size = sizeof(*s) - sizeof(s->r) + sizeof(struct exec_rec);
   // The exec record's items start right after its header: moved there from the syscall layout.
   struct exec_rec *r = (struct exec_rec *)((__u8 *)s->data - sizeof(struct exec_rec));
-  header(&r->h, REC_EXEC, ts, tid, tgid, nr, size);
+  header(&r->h, REC_EXEC, ts, tid, tgid, named(nr, compat, __NR_execve, __NR_execveat, __NR_execve, __NR_execve), size);
   emit(r, size);
   return 0;
 }
@@ -728,13 +893,14 @@ int process_exit(struct trace_event_raw_sched_process_exit *ctx) {
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   if (group_dead(ctx)) {
     __u64 ts = bpf_ktime_get_ns();
-    __u16 nr = current_call(tid, NULL);
+    bool compat;
+    long nr = current_nr(&compat);
     before_record(ts, tid, tgid);
     struct flush_ctx c = {.ts = ts, .tid = tid, .tgid = tgid};
     bpf_for_each_map_elem(&writes, flush_one, &c, 0);
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     struct exit_rec r = {};
-    header(&r.h, REC_EXIT, ts, tid, tgid, nr, sizeof(r));
+    header(&r.h, REC_EXIT, ts, tid, tgid, named(nr, compat, __NR_exit, __NR_exit_group, __NR_exit, __NR_exit), sizeof(r));
     r.status = BPF_CORE_READ(task, exit_code);
     emit(&r, sizeof(r));
     send_counts(ts, tid, tgid);
@@ -750,12 +916,15 @@ int task_rename(struct trace_event_raw_task_rename *ctx) {
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   // The kernel naming a new program is no rename by the program.
-  __u16 nr = current_call(tid, NULL);
-  if (nr == __NR_execve || nr == __NR_execveat) return 0;
+  bool compat;
+  long nr = current_nr(&compat);
+  if (is_exec(nr, compat)) return 0;
+  // Named after the call that renamed it (prctl, a write to comm) when it is one we decode.
+  __u16 by = compat || nr < 0 || nr >= NR_TABLE || !decoded[nr & (NR_TABLE - 1)] ? NO_NR : nr;
   __u64 ts = bpf_ktime_get_ns();
   before_record(ts, tid, tgid);
   struct rename_rec r = {};
-  header(&r.h, REC_RENAME, ts, tid, tgid, nr, sizeof(r));
+  header(&r.h, REC_RENAME, ts, tid, tgid, by, sizeof(r));
   r.target = ctx->pid;
   bpf_probe_read_kernel_str(r.comm, sizeof(r.comm), ctx->newcomm);
   emit(&r, sizeof(r));

@@ -9,8 +9,10 @@
  * It answers on standard output, one JSON object a line ({"ctl":"armed"}, {"ctl":"disarmed"}...). The
  * records are JSON lines in the shape of nestbox's TraceRecord (src/machinery/host/tracer/trace-records.ts),
  * with two fields left for the reader to decode: socket addresses as the hex bytes of the sockaddr,
- * mapping addresses as hex. They go to a file, not a pipe, so that a reader that falls behind never
- * keeps the loader from emptying the kernel's ring buffer.
+ * mapping addresses as hex. A record may carry `repeated` (the count of identical calls folded into it),
+ * and `closes` records list the descriptors a process closed since its previous record. They go to a
+ * file, not a pipe, so that a reader that falls behind never keeps the loader from emptying the kernel's
+ * ring buffer.
  *
  * Usage: monitor [-b ring buffer bytes]
  */
@@ -113,6 +115,7 @@ static void begin(const struct rec_header *h, unsigned tid, const char *op) {
   fprintf(out, ",\"tid\":%u", tid);
   const char *api = h->nr == NO_NR ? NULL : syscall_name(h->nr, false);
   if (api) fprintf(out, ",\"api\":\"%s\"", api);
+  if (h->repeated) fprintf(out, ",\"repeated\":%u", h->repeated);
   fprintf(out, ",\"op\":\"%s\"", op);
 }
 
@@ -610,6 +613,14 @@ static int on_record(void *context, void *data, size_t size) {
   case REC_COUNTS:
     if (size >= sizeof(struct counts_rec)) counts_record(h, h->tgid, ((const struct counts_rec *)data)->counts);
     break;
+  case REC_CLOSES: {
+    const struct closes_rec *r = data;
+    begin(h, h->tid, "closes");
+    fputs(",\"fds\":[", out);
+    for (unsigned i = 0; i < r->count && i < CLOSES_MAX; i++) fprintf(out, "%s%d", i ? "," : "", r->fds[i]);
+    fputs("]}\n", out);
+    break;
+  }
   case REC_RENAME: {
     const struct rename_rec *r = data;
     begin(h, r->target, "rename_task");
@@ -689,16 +700,25 @@ static void flush_pending(__u32 generation) {
   }
 }
 
-/* Counts of processes still running, and write totals no close or exit sent. */
+/*
+ * What processes still running held back (a call and its repeats; a descriptor copy or closes are no
+ * news at the end), their counts, and write totals no close or exit sent.
+ */
 static void flush_totals(void) {
   unsigned long long now = monotonic_ns();
-  int fd = bpf_map__fd(skel->maps.counts);
+  int fd = bpf_map__fd(skel->maps.procs);
   static __u32 pids[16384];
-  static __u32 counts[COUNT_SLOTS];
+  static struct proc proc;
   size_t count = map_keys(fd, pids, sizeof(pids[0]), 16384);
   struct rec_header h = {.ts = now, .nr = NO_NR};
   for (size_t i = 0; i < count; i++) {
-    if (bpf_map_lookup_elem(fd, &pids[i], counts) == 0) counts_record(&h, pids[i], counts);
+    if (bpf_map_lookup_elem(fd, &pids[i], &proc) == 0) {
+      if (proc.call_size >= sizeof(struct rec_header) && proc.call_size <= HELD_MAX) {
+        ((struct rec_header *)proc.call)->repeated = proc.repeated;
+        on_record(NULL, proc.call, proc.call_size);
+      }
+      counts_record(&h, pids[i], proc.counts);
+    }
     bpf_map_delete_elem(fd, &pids[i]);
   }
   fd = bpf_map__fd(skel->maps.writes);
@@ -709,13 +729,11 @@ static void flush_totals(void) {
     if (bpf_map_lookup_elem(fd, &fds[i], &bytes) == 0 && bytes > 0) write_total_record(&h, fds[i].tgid, fds[i].tgid, fds[i].fd, bytes);
     bpf_map_delete_elem(fd, &fds[i]);
   }
-  // Threads seen and descriptor copies held back are forgotten (a copy nothing used is no news).
+  // Threads seen are forgotten.
   static __u32 ids[65536];
-  int forget[] = {bpf_map__fd(skel->maps.seen), bpf_map__fd(skel->maps.held)};
-  for (int m = 0; m < 2; m++) {
-    count = map_keys(forget[m], ids, sizeof(ids[0]), 65536);
-    for (size_t i = 0; i < count; i++) bpf_map_delete_elem(forget[m], &ids[i]);
-  }
+  int seen = bpf_map__fd(skel->maps.seen);
+  count = map_keys(seen, ids, sizeof(ids[0]), 65536);
+  for (size_t i = 0; i < count; i++) bpf_map_delete_elem(seen, &ids[i]);
 }
 
 static void arm(unsigned long long cgroup, unsigned level, const char *path, struct ring_buffer *rb) {

@@ -33,6 +33,8 @@ enum record_kind {
   REC_COUNTS = 7,
   /* A thread renamed (prctl PR_SET_NAME, a write to /proc/.../comm). */
   REC_RENAME = 8,
+  /* Descriptors the process closed since its previous record, in order. */
+  REC_CLOSES = 9,
 };
 
 struct rec_header {
@@ -42,6 +44,9 @@ struct rec_header {
   __u16 kind;
   __u16 nr; /* the system call, when the record comes from one; 0xffff: none */
   __u32 size; /* the whole record's size */
+  /* How many more times the same call was made right after this one (a folded run); 0 for most. */
+  __u32 repeated;
+  __u32 spare;
 };
 
 #define NO_NR 0xffff
@@ -97,6 +102,43 @@ struct rename_rec {
   struct rec_header h;
   __u32 target;
   char comm[16];
+};
+
+#define CLOSES_MAX 8
+
+struct closes_rec {
+  struct rec_header h;
+  __u32 count;
+  __s32 fds[CLOSES_MAX];
+};
+
+/* The longest call record a process can hold back to fold its repeats. */
+#define HELD_MAX 512
+
+/* A descriptor copy made with fcntl(F_DUPFD), held back (see monitor.bpf.c); nr 0: none. */
+struct held_dup {
+  __u64 ts;
+  __u32 tid;
+  __s32 oldfd;
+  __s32 newfd;
+  __u32 nr;
+};
+
+/*
+ * What the kernel keeps per process: its system calls counted, and what it holds back before sending
+ * (see monitor.bpf.c): a call that may be repeated or a descriptor copy, then the descriptors closed since.
+ */
+struct proc {
+  __u32 counts[COUNT_SLOTS];
+  /* The held call's record (call_size 0: none), and how many identical calls followed it. */
+  __u32 call_size;
+  __u32 repeated;
+  struct held_dup dup;
+  __u32 nclosed;
+  /* How many of the closes came before the held descriptor copy. */
+  __u32 closed_before_dup;
+  __s32 closed[CLOSES_MAX];
+  __u64 call[HELD_MAX / 8];
 };
 
 /* Per-process write totals are kept under this key. */

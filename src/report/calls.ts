@@ -102,7 +102,7 @@ export function categoryOf(kind: string, api: string): Call['category'] {
 
 /** A behaviour event in Cuckoo's call shape (call it only for events apiOf names). */
 export function callOf(event: BehaviorEvent): Call {
-  const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, api: _api, ...body } = event as Indexed;
+  const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, api: _api, repeated, ...body } = event as Indexed;
   const { ret, payload, args, ...rest } = body as Record<string, unknown>;
   const api = apiOf(event) ?? kind;
   const returnValue = typeof ret === 'number' ? ret : 0;
@@ -115,6 +115,7 @@ export function callOf(event: BehaviorEvent): Call {
     status: returnValue >= 0,
     return_value: returnValue,
     arguments: typeof payload === 'string' ? { ...named, buffer: bufferText(payload) } : named,
+    repeated: typeof repeated === 'number' && repeated > 0 ? repeated : 0,
   };
 }
 

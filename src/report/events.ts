@@ -18,6 +18,8 @@ export interface EventBase {
    * tracers that did not name calls lack it: readers then take `DEFAULT_API` of the kind.
    */
   api?: string;
+  /** How many more times the same call was made right after this one (a folded loop); absent for one call. */
+  repeated?: number;
 }
 
 export type BehaviorEvent = EventBase & EventBody;

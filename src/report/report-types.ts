@@ -75,6 +75,8 @@ export interface Call {
   status: boolean;
   return_value: number;
   arguments: Record<string, unknown>;
+  /** How many more times the same call was made right after this one (Cuckoo's monitor folds such runs). */
+  repeated: number;
 }
 
 export interface ProcessEntry {

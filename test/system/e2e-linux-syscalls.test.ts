@@ -37,7 +37,7 @@ interface ReportView {
 }
 
 const SYSCALL_NAME = /^[a-z0-9_]+$/;
-const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'tid', 'time'];
+const CALL_KEYS = ['api', 'arguments', 'category', 'repeated', 'return_value', 'status', 'tid', 'time'];
 
 async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
   const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
@@ -147,6 +147,8 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
     const opener = report.behavior.processes.find((process) => process.command_line.includes('200000'))!;
     assert.ok(opener, report.behavior.processes.map((process) => process.command_line).join(' | '));
     assert.equal(report.behavior.apistats[String(opener.pid)]?.openat, 200_000);
+    // The sample's first process is recorded from its exec, which is its own first call.
+    assert.equal(report.behavior.apistats[String(opener.pid)]?.execve, 1);
     // close is never decoded into calls[], but is counted all the same.
     assert.equal(report.behavior.apistats[String(opener.pid)]?.close, 200_000);
   });

@@ -91,14 +91,21 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     assert.equal(counter.code, 0, counter.stderr);
     const counts = ofOp('counts').filter((r) => r.pid === counter.pid);
     assert.equal(counts.length, 2, 'counts sent when the process became the program, and when it exited');
-    // What the shell that joined the cgroup did before its exec is in the first, apart from the program's.
+    // What the shell that joined the cgroup did before its exec is in the first, apart from the program's,
+    // which start with the exec that made it.
     assert.equal(counts[0]!.counts.openat ?? 0, 0);
-    assert.equal(counts[0]!.counts.execve, 1);
+    assert.equal(counts[0]!.counts.execve ?? 0, 0);
+    assert.equal(counts[1]!.counts.execve, 1);
     assert.equal(counts[1]!.counts.openat, OPENATS);
     assert.equal(counts[1]!.counts.close, OPENATS);
     assert.equal(counts[1]!.counts.exit_group, 1);
     const opens = ofOp('open', counter.pid).filter((r) => r.path === '/etc/hostname');
-    assert.equal(opens.length, OPENATS, 'and each openat decoded');
+    assert.equal(
+      opens.reduce((sum, r) => sum + 1 + (r.repeated ?? 0), 0),
+      OPENATS,
+      'and each openat decoded, the loop folded into records with their repeats',
+    );
+    assert.ok(opens.length <= OPENATS / 1000, `${opens.length} records for ${OPENATS} opens`);
     assert.ok(opens.every((r) => r.api === 'openat' && r.ret >= 0));
     assert.equal(lost, 0);
     assert.deepEqual(ofOp('lost'), []);

@@ -87,6 +87,7 @@ describe('behaviour from the event log', () => {
       status: false,
       return_value: -2,
       arguments: { path: '/root/.ssh/id_rsa', flags: 0, mode: 0 },
+      repeated: 0,
     });
     assert.equal(processes[1]!.calls.find((call) => call.api === 'connect')!.category, 'network');
     assert.ok(
@@ -226,7 +227,7 @@ const SYSCALLS: BehaviorEvent[] = [
   named(200, 0.5, 'recvfrom', { kind: 'net.recv', fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 3, payload: '6f6b0a', ret: 3 }),
   named(200, 0.6, 'dup2', { kind: 'file.dup', oldfd: 3, newfd: 0, object: 'socket', family: 'inet', address: '203.0.113.9', port: 4444, ret: 0 }),
   named(200, 0.7, 'setsid', { kind: 'system.call', args: {}, ret: 200 }),
-  named(200, 0.71, 'mount', { kind: 'system.call', args: { source: 'none', target: '/mnt', filesystemtype: 'tmpfs', mountflags: 0 }, ret: -1 }),
+  { ...named(200, 0.71, 'mount', { kind: 'system.call', args: { source: 'none', target: '/mnt', filesystemtype: 'tmpfs', mountflags: 0 }, ret: -1 }), repeated: 6 },
   named(200, 0.8, 'clock_nanosleep', { kind: 'process.sleep', seconds: 600, ret: 0 }),
   named(200, 0.9, 'creat', { kind: 'file.open', path: '/tmp/x', flags: 0o1101, mode: 0o644, ret: 4 }),
   { ...event(200, 1, 1.0, { kind: 'process.counts', counts: { openat: 40, read: 12, getdents64: 3, creat: 1 } }) } as BehaviorEvent,
@@ -268,6 +269,7 @@ describe('behaviour named by system calls', () => {
       status: true,
       return_value: 9,
       arguments: { fd: 3, family: 'inet', address: '203.0.113.9', port: 4444, bytes: 9, buffer: '{"a":1}\\r\\n\\x00\\\\' },
+      repeated: 0,
     });
     assert.deepEqual(byApi('recvfrom').arguments.buffer, 'ok\\n');
     assert.equal(byApi('recvfrom').return_value, 3);
@@ -276,6 +278,8 @@ describe('behaviour named by system calls', () => {
     assert.deepEqual([byApi('setsid').category, byApi('setsid').status, byApi('setsid').return_value], ['process', true, 200]);
     assert.deepEqual(byApi('mount').arguments, { source: 'none', target: '/mnt', filesystemtype: 'tmpfs', mountflags: 0 });
     assert.deepEqual([byApi('mount').category, byApi('mount').status], ['system', false]);
+    assert.equal(byApi('mount').repeated, 6, 'a folded run of the same call keeps its count of repeats, as Cuckoo\'s monitor does');
+    assert.equal(byApi('setsid').repeated, 0);
     assert.deepEqual([byApi('clock_nanosleep').category, byApi('clock_nanosleep').arguments], ['synchronisation', { seconds: 600 }]);
     assert.equal(byApi('creat').category, 'file');
   });

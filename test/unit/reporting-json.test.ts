@@ -53,6 +53,7 @@ describe('report.json writer', () => {
       tid: 100,
       status: true,
       return_value: 3,
+      repeated: 0,
       arguments: { path: `/usr/lib/lib${index}.so`, flags: 524288 },
     }));
     const report: Report = baseReport(analysis.paths.binary, {

@@ -33,6 +33,22 @@ describe('event decoder: system call names and the new calls', () => {
     assert.equal((events[3] as { path?: string }).path, '/tmp/out');
   });
 
+  it('keeps the repeats of a folded call, and forgets descriptors closed together', () => {
+    const events = decode([
+      ...START,
+      { op: 'open', api: 'openat', repeated: 4, dirfd: -100, path: '/etc/hostname', flags: 0, mode: 0, ret: 4 },
+      { op: 'closes', fds: [4, 3] },
+      { op: 'write', fd: 4, bytes: 7, final: true },
+      { op: 'dup', api: 'dup2', oldfd: 3, newfd: 5 },
+    ]);
+    const open = events.find((e) => e.kind === 'file.open')!;
+    assert.deepEqual([open.api, open.repeated], ['openat', 4]);
+    assert.equal(events.find((e) => e.kind === 'net.connect')!.repeated, undefined, 'a single call has no repeat count');
+    // Closed: what is written later through the number is not the file's, and the socket is gone.
+    assert.deepEqual(events.filter((e) => e.kind === 'file.write').map((e) => (e as { path: string }).path), ['fd:4']);
+    assert.equal((events.find((e) => e.kind === 'file.dup') as { object?: string }).object, 'unknown');
+  });
+
   it('says what a copied descriptor was: the socket and its peer moved onto stdin', () => {
     const events = decode([
       ...START,

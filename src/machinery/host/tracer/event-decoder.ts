@@ -21,6 +21,7 @@ interface At {
   ts: number;
   tid: number;
   api?: string;
+  repeated?: number;
 }
 
 interface Process {
@@ -82,8 +83,10 @@ export class EventDecoder {
         return;
       }
       case 'close':
-        this.flush(r, this.pidOf(r.tid), r.fd);
-        this.processOf(r.tid).fds.close(r.fd);
+        this.close(r, r.fd);
+        return;
+      case 'closes':
+        for (const fd of r.fds) this.close(r, fd);
         return;
       case 'write': {
         const pid = r.pid ?? this.pidOf(r.tid);
@@ -255,6 +258,7 @@ export class EventDecoder {
     const thread = this.thread(r.tid);
     const header: EventBase = { ts: r.ts, pid: thread.pid, ppid: this.processes.get(thread.pid)?.ppid ?? 0, tid: r.tid, comm: thread.comm };
     if (r.api !== undefined) header.api = r.api;
+    if (r.repeated) header.repeated = r.repeated;
     return header;
   }
 
@@ -271,6 +275,11 @@ export class EventDecoder {
   /** The address a send or receive names, or else the peer its socket was connected to. */
   private peerOf(tid: number, fd: number, address: SocketAddress | null): SocketAddress | Record<string, never> {
     return address ?? this.processOf(tid).fds.get(fd)?.peer ?? {};
+  }
+
+  private close(r: At, fd: number): void {
+    this.flush(r, this.pidOf(r.tid), fd);
+    this.processOf(r.tid).fds.close(fd);
   }
 
   /** A descriptor copied: the event says what the old one was, so a socket moved onto stdin shows as one. */

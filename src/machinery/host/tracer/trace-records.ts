@@ -15,6 +15,11 @@ export interface RecordHeader {
    * when the tracer knows it: several calls share one op. Reports name calls by it.
    */
   api?: string;
+  /**
+   * How many more times the same call was made right after this one, with the same arguments and
+   * result (a loop the tracer folded into one record, like Cuckoo's monitor); absent for a single call.
+   */
+  repeated?: number;
 }
 
 /** At most this many bytes of a socket payload are recorded. */
@@ -38,6 +43,8 @@ export type TraceOp =
   | { op: 'rename_task'; name: string }
   | { op: 'open'; dirfd: number; path: string; flags: number; mode: number; ret: number }
   | { op: 'close'; fd: number }
+  /** Descriptors closed, in order (the monitor sends the closes since a process's previous record at once). */
+  | { op: 'closes'; fds: number[] }
   /**
    * Bytes written through an fd; `pid` when the writer is not the record's thread. `final`: the total
    * since the fd was made, reported as the fd is closed or replaced (the eBPF program sums in the
