@@ -101,7 +101,12 @@ class Supervision:
         self.reader.start()
 
     def launch(self, command, enter_group):
-        """The package's command as the sample's first process runs it, and its Popen arguments."""
+        """The package's command as the sample's first process runs it, and its Popen arguments. A
+        supervisor that already ended (it refused its arguments) would leave the hand-off writing to a
+        closed socket: the command then runs unsupervised."""
+        if self.process.poll() is not None:
+            self.channels.say("the supervisor ended before the sample started (exit %d): sleeps run as asked" % self.process.returncode)
+            return command, {"preexec_fn": enter_group}
         options = {"pass_fds": (LAUNCHER_FD,), "preexec_fn": moved_to(self.sample_end.fileno(), LAUNCHER_FD, enter_group)}
         return [LAUNCHER, "--exec"] + command, options
 
