@@ -9,6 +9,10 @@
  * needs to empty the bounding set and to lock the securebits that keep root from regaining
  * capabilities. It then drops CAP_SETPCAP too (permitted, effective, inheritable, ambient), so the
  * sample starts with no capability at all, and no_new_privs keeps any exec from granting one.
+ *
+ * The qemu guest's analyzer runs its sample through the same supervisor hand-off, as `init --exec
+ * COMMAND [ARG...]`: this process hands the listener over and becomes the command, nothing else. There
+ * the guest's own init reaps, and the sample keeps the powers a guest's root has.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,6 +184,12 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: init COMMAND [ARG...]\n");
     return 2;
+  }
+  if (strcmp(argv[1], "--exec") == 0 && argc > 2) {
+    start_supervision();
+    execvp(argv[2], argv + 2);
+    fprintf(stderr, "init: cannot run %s: %s\n", argv[2], strerror(errno));
+    return 127;
   }
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (drop_every_capability() != 0) return 125;

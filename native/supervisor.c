@@ -25,6 +25,9 @@
  *
  * Usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS FILES
  * (EXITS, FILES: 1 to watch process exits, executions and deletions (with timers and waits); 0 not to).
+ *
+ * In the qemu guest (guest/analyzer/supervision.py) there is no overlay: MERGED, UPPER and LOWER are "-",
+ * ROOT_ID is 0, and the sample's files are those it changed since the run began (see changed_before_run).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -289,10 +292,24 @@ static int open_in_machine(pid_t pid, int dirfd, const char *path, bool follow_l
   return fd;
 }
 
+/* ---- The qemu guest: no overlay ---- */
+
+/* When the service said "begin", on the clock file times are stamped with (coarse). */
+static struct timespec run_began;
+
+/*
+ * The guest's stock and placed files: changed (ctime) before the run began, the rule the guest analyzer
+ * uses for dropped files. A sample cannot set a ctime back without setting the clock.
+ */
+static bool changed_before_run(const struct stat *st) {
+  return st->st_ctim.tv_sec < run_began.tv_sec || (st->st_ctim.tv_sec == run_began.tv_sec && st->st_ctim.tv_nsec < run_began.tv_nsec);
+}
+
 /* ---- Deciding and capturing ---- */
 
 /* A file of the guest root at the same path, with the same identity: a stock file the sample left alone. */
 static bool unchanged_stock_file(const char *path, const struct stat *st) {
+  if (state.lower < 0) return changed_before_run(st);
   struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
   int fd = (int)syscall(SYS_openat2, state.lower, path, &how, sizeof how);
   if (fd < 0) return false;
@@ -1010,9 +1027,11 @@ int main(int argc, char **argv) {
   /* Started ahead, with the machine: the service says when the machine holds the sample, before it runs. */
   char line[64];
   if (!fgets(line, sizeof line, stdin)) return 0;
-  note_placed_files(argv[3], argv[2]);
+  clock_gettime(CLOCK_REALTIME_COARSE, &run_began);
+  bool guest = strcmp(argv[4], "-") == 0;
+  if (!guest) note_placed_files(argv[3], argv[2]);
   note_own_files(argv[5]);
-  state.lower = open_dir(argv[4]);
+  state.lower = guest ? -1 : open_dir(argv[4]);
   state.out = open(argv[6], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (state.out < 0) fail("opening the capture folder");
   drop_privileges((uid_t)number(argv[1]));

@@ -8,6 +8,8 @@ it, and starts it with the agent's /execpy (or `python3 analyzer.py [analysis.js
     attached before the host saved the machine's memory), or under strace when that tracer is not
     there; either writes its trace straight into a virtio-serial port (so a sample that deletes files
     or kills the analyzer cannot take back what was already sent),
+  - under nestbox's sample supervisor where the image has it (supervision.py): long sleeps cut short,
+    executed and deleted files captured, exiting processes dumped with `memory`,
   - copies the sample's output to the analysis log port and to the screen,
   - at the end (every process gone, or the timeout) dumps the memory of live processes when asked,
     uploads the files the sample created or changed, and reports "complete" to the agent.
@@ -28,6 +30,7 @@ import threading
 import time
 import urllib.parse
 
+import supervision
 from packages import package_command
 
 AGENT = ("127.0.0.1", 8000)
@@ -37,7 +40,7 @@ TRACER_PID = "/run/nestbox/tracer.pid"
 # Where samples may leave files worth keeping. The libraries and shared data under /usr are left out:
 # walking them costs seconds under TCG (/bin and /sbin are links into /usr).
 DROPPED_ROOTS = ["/tmp", "/root", "/home", "/etc", "/var", "/opt", "/usr/local", "/dev/shm", "/srv", "/usr/bin", "/usr/sbin"]
-SKIPPED_ROOTS = ["/proc", "/sys", "/dev/pts", "/run"]
+SKIPPED_ROOTS = ["/proc", "/sys", "/dev/pts", "/run", supervision.CAPTURES]
 
 
 def port_device(name):
@@ -254,14 +257,32 @@ def drain_tracer(tracer, channels):
         channels.say("the eBPF tracer did not confirm its last records: %s" % answer)
 
 
-def run_package(config, channels, command, group, tracer):
-    """Runs the package in the sample's cgroup (under strace for that tracer); returns (process, reader thread)."""
+def start_supervisor(config, channels, own_dir, tracer):
+    """The sample's supervisor, where the image and the host's configuration have it. Not watching
+    executions and deletions under strace: its own seccomp filter traces these calls, and a notification
+    would take precedence over its trace stop."""
+    if not config.get("supervisor") or not supervision.available():
+        channels.say("no sample supervisor in this guest: sleeps run as asked")
+        return None
+    supervisor = supervision.Supervision(config, channels, own_dir, lambda pid: dump_process_memory(pid, channels))
+    supervisor.start(watch_files=tracer != "strace")
+    channels.say("the sample runs under nestbox's supervisor (sleeps over %d ms end at once)" % supervisor.threshold_ms)
+    return supervisor
+
+
+def run_package(config, channels, command, group, tracer, supervisor):
+    """Runs the package in the sample's cgroup (under strace for that tracer, through the supervisor's
+    hand-off when there is one); returns (process, reader thread)."""
     # The host chooses strace's options: it parses what they produce.
     strace = ["strace"] + config["strace"] + ["-o", channels.trace, "--"] if tracer == "strace" else []
     channels.say("running: %s" % " ".join(command))
-    process = subprocess.Popen(strace + command, cwd="/tmp", stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                               preexec_fn=group.enter)
+    launch = supervisor.launch(command, group.enter) if supervisor else (command, {"preexec_fn": group.enter})
+    with supervision.HeldDescriptors():
+        process = subprocess.Popen(strace + launch[0], cwd="/tmp", stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                   **launch[1])
+    if supervisor:
+        supervisor.started()
     reader = threading.Thread(target=copy_output, args=(process.stdout, channels), daemon=True)
     reader.start()
     return process, reader
@@ -386,17 +407,19 @@ class DroppedBudget:
         return keep
 
 
-def upload_dropped_files(config, channels, started, skip):
+def upload_dropped_files(config, channels, started, skip, captured=()):
     """Smallest first, as the host's collector does: the task's bytes go to the many small files
     before one filler takes them. Every listed file is announced with its real size, even when none
-    of its bytes follow."""
+    of its bytes follow. `captured`: (size, path, copy) of the supervisor's copies, listed at the path
+    they ran from or were deleted at."""
     budget = DroppedBudget(config.get("dropped_files") or {})
-    for size, path in sorted(with_sizes(changed_files(started, skip))):
+    at_end = [(size, path, path) for size, path in with_sizes(changed_files(started, skip))]
+    for size, path, source in sorted(at_end + list(captured)):
         keep = budget.take(size)
         if keep is None:
             continue
         try:
-            channels.upload({"kind": "dropped", "path": path, "file_size": size}, path=path, limit=keep)
+            channels.upload({"kind": "dropped", "path": path, "file_size": size}, path=source, limit=keep)
         except OSError as error:
             channels.say("cannot upload %s: %s" % (path, error))
     if budget.unlisted:
@@ -469,7 +492,8 @@ def main():
         started = time.time()
         group = SampleGroup()
         tracer = choose_tracer(config, channels)
-        process, reader = run_package(config, channels, command, group, tracer)
+        supervisor = start_supervisor(config, channels, here, tracer)
+        process, reader = run_package(config, channels, command, group, tracer, supervisor)
         ended = wait_for_end(process, group, config, started)
         channels.say("analysis ended: %s" % ended)
         finishing = time.time()
@@ -481,8 +505,12 @@ def main():
         group.kill()
         process.wait()
         reader.join(2)
+        if supervisor:
+            supervisor.finish()
         drain_tracer(tracer, channels)
-        upload_dropped_files(config, channels, started - 1, own_files)
+        upload_dropped_files(config, channels, started - 1, own_files, supervisor.captures_to_upload() if supervisor else [])
+        if supervisor and supervisor.records:
+            channels.upload({"kind": "supervisor"}, data=supervisor.record())
         channels.say("results sent in %.1f s" % (time.time() - finishing))
         channels.close()
         set_status("complete", ended)

@@ -96,6 +96,7 @@ machines:                    # analysis machines; kind linux needs no VM image
   #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
   #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
   #     tracing: true                        # behaviour trace in the guest (nestbox's monitor)
+  #     sleep_skip_threshold: 10             # seconds: a longer sleep of the sample returns at once (recorded)
   #     screenshots: true
   #     screenshot_interval: 1               # seconds
   #     collect_grace: 30                    # seconds past the timeout for the guest's uploads

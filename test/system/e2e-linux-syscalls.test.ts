@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
-import { form, startTestServer, type TestServer } from '../helpers/server.js';
+import { allCalls, analyseSample, assertCuckooShape, assertReverseShell, signatureNames, type ReportView } from '../helpers/evasion-samples.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Issue 10 end to end with each tracer (nestbox's monitor, and the strace fallback): C samples
@@ -15,62 +15,8 @@ import { form, startTestServer, type TestServer } from '../helpers/server.js';
  * with arguments, payloads as text, and the signatures the decoded calls make possible.
  */
 
-interface CallView {
-  api: string;
-  category: string;
-  status: boolean;
-  return_value: number;
-  arguments: Record<string, unknown>;
-  time: number;
-  tid: number;
-}
-interface ProcessView {
-  pid: number;
-  process_name: string;
-  command_line: string;
-  calls: CallView[];
-}
-interface ReportView {
-  behavior: { processes: ProcessView[]; apistats: Record<string, Record<string, number>>; summary: Record<string, string[]> };
-  signatures: Array<{ name: string; marks: Array<{ type: string; call?: CallView }> }>;
-  info: { tracer?: string };
-}
-
-const SYSCALL_NAME = /^[a-z0-9_]+$/;
-const CALL_KEYS = ['api', 'arguments', 'category', 'repeated', 'return_value', 'status', 'tid', 'time'];
-
-async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
-  const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
-    method: 'POST',
-    body: form({ timeout, package: 'generic', ...(args ? { options: `arguments=${args}` } : {}) }, [['file', name, content]]),
-  });
-  assert.equal(status, 200, JSON.stringify(body));
-  const deadline = Date.now() + 240_000;
-  for (;;) {
-    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${body.task_id}`);
-    if (view.task.status === 'reported') break;
-    assert.ok(!view.task.status.startsWith('failed'), `task ${body.task_id} ${view.task.status}: ${view.task.errors.join('; ')}`);
-    assert.ok(Date.now() < deadline, `task ${body.task_id} still ${view.task.status}`);
-    await sleep(500);
-  }
-  const { body: report } = await server.json<ReportView>(`/tasks/report/${body.task_id}`);
-  return report;
-}
-
-const allCalls = (report: ReportView) => report.behavior.processes.flatMap((process) => process.calls.map((call) => ({ process, call })));
-const signatureNames = (report: ReportView) => report.signatures.map((signature) => signature.name);
-
-/** What every report of these samples must hold: syscall names only, every call in Cuckoo's shape. */
-function assertCuckooShape(report: ReportView, tracer: 'ebpf' | 'strace'): void {
-  assert.equal(report.info.tracer, tracer);
-  for (const [pid, stats] of Object.entries(report.behavior.apistats)) {
-    for (const api of Object.keys(stats)) assert.match(api, SYSCALL_NAME, `apistats of ${pid} names ${api}`);
-  }
-  for (const { call } of allCalls(report)) {
-    assert.deepEqual(Object.keys(call).sort(), CALL_KEYS);
-    assert.match(call.api, SYSCALL_NAME);
-    assert.equal(call.status, call.return_value >= 0);
-  }
+function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
+  return analyseSample(server, name, content, { timeout, package: 'generic', ...(args ? { options: `arguments=${args}` } : {}) });
 }
 
 for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system calls in the report (Linux machine, ${tracer === 'ebpf' ? "nestbox's monitor" : 'strace fallback'})`, { timeout: 900_000 }, () => {
@@ -93,20 +39,7 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
   it('shows a reverse shell: the socket dup2ed onto stdin, stdout and stderr, then sh -c id', async () => {
     const report = await analyse(server, 'reverse-shell', binary('reverse-shell'), '20');
     assertCuckooShape(report, tracer);
-    const shell = report.behavior.processes.find((process) => process.command_line === 'sh -c id');
-    assert.ok(shell, report.behavior.processes.map((process) => process.command_line).join(' | '));
-    const dups = shell.calls.filter((call) => call.api === 'dup2');
-    assert.deepEqual(
-      dups.map((call) => [call.arguments.newfd, call.arguments.object, call.arguments.address, call.arguments.port, call.category, call.status]),
-      [0, 1, 2].map((fd) => [fd, 'socket', '203.0.113.45', 4444, 'file', true]),
-    );
-    const connect = shell.calls.find((call) => call.api === 'connect')!;
-    assert.deepEqual([connect.arguments.address, connect.arguments.port, connect.return_value], ['203.0.113.45', 4444, 0]);
-    assert.equal(report.behavior.apistats[String(shell.pid)]?.dup2, 3);
-    assert.ok((report.behavior.apistats[String(shell.pid)]?.execve ?? 0) >= 1);
-    assert.ok(signatureNames(report).includes('reverse_shell'), signatureNames(report).join(','));
-    const marked = report.signatures.find((signature) => signature.name === 'reverse_shell')!.marks.map((mark) => mark.call?.api);
-    assert.ok(marked.includes('dup2') && marked.includes('execve'), marked.join(','));
+    assertReverseShell(report);
   });
 
   it('shows a daemon: fork, setsid, fork again, and its long wait', async () => {

@@ -28,7 +28,7 @@ channels = analyzer.Channels.__new__(analyzer.Channels)
 channels.files = open(sys.argv[3], "wb")
 channels.lock = threading.Lock()
 channels.say = print
-analyzer.upload_dropped_files({"dropped_files": json.loads(sys.argv[4])}, channels, 0, set())
+analyzer.upload_dropped_files({"dropped_files": json.loads(sys.argv[4])}, channels, 0, set(), [tuple(capture) for capture in json.loads(sys.argv[5])])
 channels.close()
 `;
 
@@ -166,7 +166,7 @@ describe('guest uploads into the analysis folder', () => {
     execFileSync('mkfifo', [join(root, 'pipe')]);
     const droppedLimits = { max_file_size: 2 ** 20, max_total_size: 1.5 * 2 ** 20, max_files: 3 };
     const streamFile = join(paths.dir, 'upload-port');
-    const said = execFileSync('python3', ['-c', GUEST_UPLOADER, guestFile('analyzer'), root, streamFile, JSON.stringify(droppedLimits)], { encoding: 'utf8', timeout: 30_000 });
+    const said = execFileSync('python3', ['-c', GUEST_UPLOADER, guestFile('analyzer'), root, streamFile, JSON.stringify(droppedLimits), '[]'], { encoding: 'utf8', timeout: 30_000 });
     assert.match(said, /^1 more dropped files than dropped_files\.max_files \(3\): not listed$/m);
     const fillKept = droppedLimits.max_total_size - 12 - mid.length;
     const framing = statSync(streamFile).size - (12 + mid.length + fillKept);
@@ -188,6 +188,48 @@ describe('guest uploads into the analysis folder', () => {
     assert.equal(entries[2]!.kept_sha256, headHash(join(root, 'fill'), fillKept));
     assert.equal(statSync(join(paths.dir, entries[2]!.path!)).size, fillKept);
     assert.deepEqual(readFileSync(join(paths.dir, entries[1]!.path!)), mid);
+  });
+
+  it("lists the guest supervisor's copies at the path they ran from, among the dropped files, smallest first", async () => {
+    const root = join(paths.dir, 'guest-disk');
+    const captures = join(paths.dir, 'captured');
+    mkdirSync(root);
+    mkdirSync(captures);
+    writeFileSync(join(root, 'written.txt'), 'written and kept');
+    const payload = randomBytes(3000);
+    writeFileSync(join(captures, '1.bin'), payload);
+    const captured = [[payload.length, '/memfd:payload (deleted)', join(captures, '1.bin')]];
+    const streamFile = join(paths.dir, 'upload-port');
+    const droppedLimits = { ...dropped, max_file_size: 4096 };
+    execFileSync('python3', ['-c', GUEST_UPLOADER, guestFile('analyzer'), root, streamFile, JSON.stringify(droppedLimits), JSON.stringify(captured)], { timeout: 30_000 });
+    const uploads = new AnalysisUploads(paths, limits, droppedLimits);
+    new UploadStream(uploads).push(readFileSync(streamFile));
+    await uploads.done;
+    const entries = uploads.entries as DroppedEntry[];
+    assert.deepEqual(entries.map((entry) => [entry.filepath, entry.size]), [[join(root, 'written.txt'), 16], ['/memfd:payload (deleted)', 3000]]);
+    assert.deepEqual(readFileSync(join(paths.dir, entries[1]!.path!)), payload);
+  });
+
+  it("keeps the guest supervisor's record as logs/supervisor.jsonl: known lines only, rebuilt from their checked fields, once", async () => {
+    const uploads = new AnalysisUploads(paths, limits, dropped);
+    const sha = 'ab'.repeat(32);
+    const record = [
+      { event: 'sleep', pid: 7, call: 'clock_nanosleep', seconds: 90, time: 1700000000, extra: '/run/nestbox/secret' },
+      { event: 'capture', reason: 'exec', pid: 8, filepath: '/tmp/.x', size: 10, sha256: sha, file: '1.bin' },
+      { event: 'capture', reason: 'exec', pid: 8, filepath: '/tmp/.y', size: 10, sha256: 'not a hash' },
+      { event: 'sleep', pid: -1, call: 'nanosleep', seconds: 20, time: 1 },
+      { event: 'sleep', pid: 3, call: 'Bad Name', seconds: 20, time: 1 },
+    ].map((line) => JSON.stringify(line)).join('\n');
+    const body = Buffer.from(`${record}\nnot json\n`);
+    new UploadStream(uploads).push(Buffer.concat([frame({ kind: 'supervisor' }, body), frame({ kind: 'supervisor' }, body), END]));
+    await uploads.done;
+    assert.deepEqual(readFileSync(paths.supervisorLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)), [
+      { event: 'sleep', pid: 7, call: 'clock_nanosleep', seconds: 90, time: 1700000000 },
+      { event: 'capture', reason: 'exec', pid: 8, filepath: '/tmp/.x', size: 10, sha256: sha },
+    ]);
+    assert.deepEqual(uploads.entries, []);
+    assert.match(uploads.warnings.join(), /the supervisor's record of \d+ bytes not kept: one of at most/);
+    assert.deepEqual(readdirSync(paths.logs).sort(), ['supervisor.jsonl']);
   });
 
   it('stops reading at a malformed header and keeps what came before', async () => {

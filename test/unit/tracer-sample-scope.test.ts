@@ -10,9 +10,9 @@ import type { TraceRecord } from '../../src/machinery/host/tracer/trace-records.
  */
 const SAMPLE = { initPath: '/sbin/init', cwd: '/tmp' };
 
-function decode(records: TraceRecord[], belowInit: boolean): BehaviorEvent[] {
+function decode(records: TraceRecord[], belowInit: boolean, launcherPath?: string): BehaviorEvent[] {
   const events: BehaviorEvent[] = [];
-  const decoder = sampleDecoder((event) => events.push(event), SAMPLE, { belowInit, cwdOf: () => '/host/cwd/of/nestbox' });
+  const decoder = sampleDecoder((event) => events.push(event), SAMPLE, { belowInit, cwdOf: () => '/host/cwd/of/nestbox', ...(launcherPath ? { launcherPath } : {}) });
   for (const record of records) decoder.record(record);
   decoder.finish(99);
   return events;
@@ -108,6 +108,30 @@ describe('only the sample in the trace', () => {
         [7, 'process.exit'],
       ],
     );
+  });
+
+  it('starts at the exec that follows nestbox\'s launcher, in the same process (the qemu guest\'s supervisor hand-off)', () => {
+    const launcher = '/usr/lib/nestbox/init';
+    const run = (records: TraceRecord[]) => decode(records, true, launcher);
+    const handedOff = run([
+      identity(9, 9, 1, 'python3'),
+      exec(9, launcher, [launcher, '--exec', '/tmp/sample']),
+      identity(9, 9, 1, 'init'),
+      open(9, '/proc/self/fd'),
+      exec(9, '/tmp/sample', ['/tmp/sample']),
+      identity(9, 9, 1, 'sample'),
+      fork(9, 10),
+      exec(10, '/bin/true', ['true']),
+      exit(10),
+      exit(9),
+    ]);
+    assert.ok(!JSON.stringify(handedOff).includes(launcher), 'the launcher is nestbox\'s');
+    assert.ok(!handedOff.some((event) => event.kind === 'file.open'), 'what the launcher did is left out');
+    assert.deepEqual([handedOff[0]?.kind, handedOff[0]?.pid, handedOff[0]?.ppid], ['process.exec', 9, 0]);
+    assert.deepEqual(handedOff.filter((event) => event.kind === 'process.exec').map((event) => event.pid), [9, 10]);
+    // Without the launcher (a guest image without it), the first exec is the sample's, as before.
+    const direct = run([identity(9, 9, 1, 'sample'), exec(9, '/tmp/sample', ['/tmp/sample']), exit(9)]);
+    assert.deepEqual(direct.map((event) => [event.pid, event.kind]), [[9, 'process.exec'], [9, 'process.exit']]);
   });
 
   it('keeps writes totalled for the sample process by another thread, and lost records', () => {

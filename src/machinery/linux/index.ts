@@ -11,7 +11,7 @@ import { runCommand } from '../host/command.js';
 import type { CreateTaskNetwork, Tracer } from '../host/contracts.js';
 import { ensureGuestRoot } from './guest-root.js';
 import { checkRangeIsFree, machineIdRange } from './host-ids.js';
-import { ensureNativeProgram, MACHINE_INIT, SUPERVISOR, USERNS_EXEC } from './native-programs.js';
+import { ensureNativeProgram, MACHINE_INIT, SUPERVISOR, USERNS_EXEC } from '../host/native-programs.js';
 import { ensureTraversable, makeRunDir } from './run-dir.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/network/index.js';
 import { createTracer, type BehaviourTracer } from '../host/tracer/index.js';

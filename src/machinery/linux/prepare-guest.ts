@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { ensureGuestRoot } from './guest-root.js';
-import { ensureNativeProgram, MACHINE_INIT, USERNS_EXEC } from './native-programs.js';
+import { ensureNativeProgram, MACHINE_INIT, USERNS_EXEC } from '../host/native-programs.js';
 import { parseLinuxSettings } from './settings.js';
 
 /**

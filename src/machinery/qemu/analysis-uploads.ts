@@ -1,17 +1,18 @@
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AnalysisPaths } from '../../storage/layout.js';
 import { DroppedFileBudget, type DroppedFileLimits, type ListedVerdict } from '../dropped/budget.js';
 import { droppedEntry, type DroppedEntry } from '../dropped/entry.js';
 import { storedName } from '../dropped/stored-name.js';
 import { droppedFileWarnings } from '../dropped/warnings.js';
+import { MAX_SUPERVISOR_RECORD_BYTES, supervisorRecordLines } from './supervisor-record.js';
 import type { UploadHandler, UploadHeader } from './upload-stream.js';
 
 /**
  * Where the guest's uploads land in the analysis folder, as Cuckoo's result server lays them out:
  * dropped files as files/<first 16 hex of sha256>_<name>, process dumps as memory/<pid>-<n>.dmp, and a
- * files.json line for each. The guest chooses nothing on the host: names are made here, sizes and
+ * files.json line for each; the supervisor's record as logs/supervisor.jsonl, as a linux machine writes it. The guest chooses nothing on the host: names are made here, sizes and
  * counts are capped. Dropped files follow the task's `dropped_files` limits, enforced here again
  * whatever the guest sent; process dumps follow the machine's upload limits.
  */
@@ -47,6 +48,7 @@ export class AnalysisUploads implements UploadHandler {
   private current: Current | null = null;
   private dumps = 0;
   private dumpBytes = 0;
+  private supervisorRecord = false;
   private counter = 0;
   private readonly dumpsPerPid = new Map<number, number>();
   private finishedResolve!: () => void;
@@ -67,6 +69,7 @@ export class AnalysisUploads implements UploadHandler {
   }
 
   begin(header: UploadHeader): boolean {
+    if (header.kind === 'supervisor') return this.beginSupervisorRecord(header);
     return header.kind === 'dropped' ? this.beginDropped(header) : this.beginDump(header);
   }
 
@@ -85,7 +88,8 @@ export class AnalysisUploads implements UploadHandler {
     if (!current) return;
     this.current = null;
     closeSync(current.fd);
-    if (current.header.kind === 'dropped') this.endDropped(current);
+    if (current.header.kind === 'supervisor') this.endSupervisorRecord(current);
+    else if (current.header.kind === 'dropped') this.endDropped(current);
     else this.endDump(current);
   }
 
@@ -103,7 +107,7 @@ export class AnalysisUploads implements UploadHandler {
   abandon(): void {
     if (!this.current) return;
     const { header } = this.current;
-    this.problems.push(`${header.kind === 'dropped' ? `dropped file ${header.path}` : `memory dump of process ${header.pid}`} arrived incomplete: not kept`);
+    this.problems.push(`${uploadName(header)} arrived incomplete: not kept`);
     closeSync(this.current.fd);
     rmSync(this.current.temp, { force: true });
     this.current = null;
@@ -156,6 +160,22 @@ export class AnalysisUploads implements UploadHandler {
     this.entries.push({ path: `memory/${pid}-${n}.dmp`, filepath: null, pids: [pid] });
   }
 
+  /** One record per task, within its size cap. */
+  private beginSupervisorRecord(header: UploadHeader): boolean {
+    if (this.supervisorRecord || header.size > MAX_SUPERVISOR_RECORD_BYTES) {
+      this.problems.push(`the supervisor's record of ${header.size} bytes not kept: one of at most ${MAX_SUPERVISOR_RECORD_BYTES} bytes per task`);
+      return false;
+    }
+    this.supervisorRecord = true;
+    this.open(header, this.paths.logs, header.size);
+    return true;
+  }
+
+  private endSupervisorRecord({ temp }: Current): void {
+    writeFileSync(this.paths.supervisorLog, supervisorRecordLines(readFileSync(temp, 'utf8')));
+    rmSync(temp, { force: true });
+  }
+
   private open(header: UploadHeader, dir: string, room: number, verdict?: ListedVerdict): void {
     const temp = join(dir, `.upload-${++this.counter}`);
     this.current = { header, temp, fd: openSync(temp, 'w', 0o644), hash: createHash('sha256'), room, written: 0, ...(verdict ? { verdict } : {}) };
@@ -173,4 +193,9 @@ export class AnalysisUploads implements UploadHandler {
 /** A dropped file's size in the machine: what the guest announces, and never less than it sends. */
 function realSize(header: UploadHeader): number {
   return Math.max(header.fileSize ?? header.size, header.size);
+}
+
+function uploadName(header: UploadHeader): string {
+  if (header.kind === 'supervisor') return "the supervisor's record";
+  return header.kind === 'dropped' ? `dropped file ${header.path}` : `memory dump of process ${header.pid}`;
 }

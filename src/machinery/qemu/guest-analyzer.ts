@@ -25,6 +25,8 @@ export interface GuestAnalyzerOptions {
   collectGraceSeconds: number;
   archivePasswords: string[];
   droppedFileLimits: DroppedFileLimits;
+  /** The machine's `sleep_skip_threshold`: the guest's supervisor ends longer sleeps at once. */
+  sleepSkipThresholdSeconds: number;
   /** How the guest configures its analysis card; null when the task has no network. */
   guestNetwork: object | null;
   warn(message: string): void;
@@ -117,6 +119,7 @@ export class GuestAnalyzer {
       passwords: passwordsToTry({ options: request.options, passwords: this.options.archivePasswords }),
       // The guest's copy of the limits spares the link what the host would only throw away.
       dropped_files: this.options.droppedFileLimits,
+      supervisor: { sleep_threshold_ms: Math.round(this.options.sleepSkipThresholdSeconds * 1000) },
     };
   }
 }

@@ -5,6 +5,7 @@ import { ReorderBuffer } from '../host/tracer/reorder-buffer.js';
 import { straceArguments } from '../host/tracer/strace.js';
 import { StraceParser } from '../host/tracer/strace-parser.js';
 import type { TraceRecord } from '../host/tracer/trace-records.js';
+import { GUEST_LAUNCHER } from './guest-supervisor.js';
 
 /**
  * The guest's behaviour trace, as it arrives on the trace port, decoded by the host tracers' own
@@ -42,9 +43,9 @@ export class GuestTraceDecoder {
   lost = 0;
 
   constructor(private readonly emit: (event: BehaviorEvent) => void) {
-    // The analyzer starts the sample itself (its first exec in the sample cgroup): what runs there before
-    // that exec is the analyzer's own, and is left out of the report.
-    this.decoder = sampleDecoder(emit, { initPath: '', cwd: SAMPLE_CWD }, { belowInit: true, cwdOf: () => SAMPLE_CWD });
+    // The analyzer starts the sample itself (its first exec in the sample cgroup, or the exec that follows
+    // the supervisor's hand-off): what runs there before that exec is the analyzer's own, and is left out.
+    this.decoder = sampleDecoder(emit, { initPath: '', cwd: SAMPLE_CWD }, { belowInit: true, cwdOf: () => SAMPLE_CWD, launcherPath: GUEST_LAUNCHER });
     this.reorder = new ReorderBuffer<TraceRecord>(REORDER_WINDOW_SECONDS, (record) => this.decoder.record(record));
   }
 

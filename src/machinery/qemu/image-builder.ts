@@ -5,6 +5,7 @@ import { lockFile } from '../host/file-lock.js';
 import { findImage, GuestImage, imageDir, imageVersion, type ImageManifest, type ImageRecipe } from './image-store.js';
 import { buildInitramfs } from './initramfs.js';
 import { installGuestMonitor } from './guest-monitor.js';
+import { installGuestSupervisor } from './guest-supervisor.js';
 import { fetchDebianKernel } from './kernel.js';
 import { buildRootfs, DEFAULT_GUEST_PACKAGES, makeDiskImage } from './rootfs.js';
 
@@ -54,6 +55,7 @@ async function buildLocked(imagesDir: string, recipe: ImageRecipe, log: Logger):
     const root = join(work, 'root');
     await buildRootfs(root, recipe, join(imagesDir, 'cache'));
     await installGuestMonitor(root);
+    await installGuestSupervisor(root, join(imagesDir, 'cache', 'native'));
     await makeDiskImage(root, join(work, 'base.qcow2'), join(work, 'root.ext4'));
     for (const scratch of ['root', 'debs', 'kernel-package', 'busybox-package', 'initramfs', 'root.ext4']) {
       await rm(join(work, scratch), { recursive: true, force: true });

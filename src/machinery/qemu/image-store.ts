@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { guestFilesDigest, IMAGE_GUEST_FILES } from './guest-files.js';
 import { monitorSourcesDigest } from '../host/tracer/monitor-build.js';
+import { guestSupervisorDigest } from './guest-supervisor.js';
 import { INITRAMFS_MODULES } from './initramfs.js';
 import type { RootfsRecipe } from './rootfs.js';
 
@@ -13,8 +14,8 @@ import type { RootfsRecipe } from './rootfs.js';
  *   <name>-<version>/vmlinux, initrd.cpio, base.qcow2, manifest.json    the image
  *   <name>-<version>/ready-<hw>.qcow2, state-<hw>.bin                   the booted machine, per hardware
  *   <name>-<version>/overlay-<hw>.qcow2                                 an empty overlay copied per task
- * The version hashes the recipe, the guest files and modules baked in, the guest's eBPF program (as
- * its generator writes it today) and the builder's own version (raise it when the build itself
+ * The version hashes the recipe, the guest files and modules baked in, the sources of nestbox's monitor
+ * and supervisor (with init, its hand-off) and the builder's own version (raise it when the build itself
  * changes), so any change builds a new image beside the old one.
  */
 export const IMAGE_BUILDER_VERSION = 2;
@@ -64,7 +65,7 @@ export class GuestImage {
 export async function imageVersion(recipe: ImageRecipe): Promise<string> {
   const guest = await guestFilesDigest(IMAGE_GUEST_FILES);
   return createHash('sha256')
-    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, monitor: monitorSourcesDigest(), builder: IMAGE_BUILDER_VERSION }))
+    .update(JSON.stringify({ recipe, guest, modules: INITRAMFS_MODULES, monitor: monitorSourcesDigest(), supervisor: guestSupervisorDigest(), builder: IMAGE_BUILDER_VERSION }))
     .digest('hex')
     .slice(0, 12);
 }

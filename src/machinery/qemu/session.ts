@@ -210,6 +210,7 @@ export class QemuSession implements MachineSession {
       collectGraceSeconds: context.settings.collect_grace,
       archivePasswords: context.archivePasswords,
       droppedFileLimits: context.droppedFileLimits,
+      sleepSkipThresholdSeconds: context.settings.sleep_skip_threshold,
       guestNetwork: this.guestNetwork(),
       warn: (message) => this.warn(message),
     });

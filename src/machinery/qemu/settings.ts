@@ -32,6 +32,11 @@ export const qemuSettingsSchema = z.strictObject({
   analyzer: z.enum(['nestbox', 'none']).default('nestbox'),
   /** Record the behaviour in the guest (nestbox's analyzer only): with nestbox's monitor, else strace if the image has it. */
   tracing: z.boolean().default(true),
+  /**
+   * A sleep of the sample longer than this many seconds returns at once, and is recorded, as on a linux
+   * machine: the guest's analyzer runs the sample under nestbox's supervisor (guest/analyzer/supervision.py).
+   */
+  sleep_skip_threshold: z.number().min(0).default(10),
   screenshots: z.boolean().default(true),
   /** Seconds between two looks at the screen. */
   screenshot_interval: z.number().positive().default(1),

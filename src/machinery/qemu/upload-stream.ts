@@ -4,7 +4,7 @@
  * capped, and a malformed header ends the stream instead of being guessed at.
  */
 export interface UploadHeader {
-  kind: 'dropped' | 'procmem' | 'end';
+  kind: 'dropped' | 'procmem' | 'supervisor' | 'end';
   size: number;
   /** dropped: the file's path in the guest. */
   path?: string;
@@ -106,6 +106,8 @@ function parseHeader(line: string): UploadHeader | null {
       return typeof header.path === 'string' ? droppedHeader(header.path, size as number, header.file_size) : null;
     case 'procmem':
       return Number.isSafeInteger(header.pid) ? { kind: 'procmem', size: size as number, pid: header.pid as number } : null;
+    case 'supervisor':
+      return { kind: 'supervisor', size: size as number };
     default:
       return null;
   }

@@ -14,7 +14,10 @@ import type { TraceRecord } from './trace-records.js';
  *    init is the process that executes `initPath`; the sample's first process is the init's child, from
  *    its first successful exec (the child's failed execs are the init searching PATH);
  *  - `initPath` null: the tracer starts the sample itself below the init (strace), so the first process
- *    to execute successfully is the sample's.
+ *    to execute successfully is the sample's;
+ *  - `launcherPath` (with `initPath` null): when that first exec runs nestbox's launcher (the qemu
+ *    guest's `init --exec`, which hands the sample to its supervisor), the launcher's next exec, in the
+ *    same process, is the sample's.
  * Before the sample's first process is known, nothing the sample did can be in the trace, so nothing
  * there can fool the choice.
  *
@@ -29,11 +32,13 @@ export class SampleScope {
   /** The last identity of each thread not (yet) of the sample: the sample's first process is introduced with it. */
   private readonly identities = new Map<number, Extract<TraceRecord, { op: 'identity' }>>();
   private init: number | null = null;
+  private launcher: number | null = null;
   private first: number | null = null;
 
   constructor(
     private readonly next: (record: TraceRecord) => void,
     private readonly initPath: string | null,
+    private readonly launcherPath: string | null = null,
   ) {}
 
   /** The sample's first process, once it has been executed. */
@@ -70,7 +75,10 @@ export class SampleScope {
     }
     if (r.op === 'fork' && pid === this.init) this.initChildren.add(r.child);
     if (r.op !== 'exec' || r.ret < 0) return;
-    if (this.initPath !== null && this.init === null && r.path === this.initPath) {
+    if (this.initPath === null && this.launcherPath !== null) {
+      if (this.launcher === null && r.path === this.launcherPath) this.launcher = pid;
+      else if (this.launcher === null || pid === this.launcher) this.startSample(r, pid);
+    } else if (this.initPath !== null && this.init === null && r.path === this.initPath) {
       this.init = pid;
     } else if (this.initPath === null || this.initChildren.has(pid)) {
       this.startSample(r, pid);
@@ -109,10 +117,10 @@ export interface RecordsDecoder {
 export function sampleDecoder(
   emit: (event: BehaviorEvent) => void,
   sample: SampleStart | undefined,
-  options: { belowInit: boolean; cwdOf?: (pid: number) => string | null },
+  options: { belowInit: boolean; cwdOf?: (pid: number) => string | null; launcherPath?: string },
 ): RecordsDecoder {
   if (!sample) return new EventDecoder(emit, options.cwdOf ? { cwdOf: options.cwdOf } : {});
   const decoder = new EventDecoder(emit, { cwdOf: (pid) => (pid === scope.root ? sample.cwd : (options.cwdOf?.(pid) ?? null)) });
-  const scope = new SampleScope((record) => decoder.record(record), options.belowInit ? null : sample.initPath);
+  const scope = new SampleScope((record) => decoder.record(record), options.belowInit ? null : sample.initPath, options.launcherPath ?? null);
   return { record: (record) => scope.record(record), finish: (ts) => decoder.finish(ts) };
 }

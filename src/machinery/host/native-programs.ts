@@ -3,9 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mustRun } from '../host/command.js';
+import { mustRun } from './command.js';
 
-/** The C sources in the clone's native/ folder (this file runs from dist/src/machinery/linux/). */
+/** The C sources in the clone's native/ folder (this file runs from dist/src/machinery/host/). */
 const NATIVE_SOURCES = fileURLToPath(new URL('../../../../native/', import.meta.url));
 
 export interface NativeProgram {
@@ -39,10 +39,7 @@ export const SUPERVISOR: NativeProgram = { source: 'supervisor.c', purpose: 'the
  */
 export async function ensureNativeProgram(program: NativeProgram, dir: string): Promise<string> {
   const sourcePath = join(NATIVE_SOURCES, program.source);
-  const hashed = createHash('sha256').update(readFileSync(sourcePath));
-  for (const header of program.headers ?? []) hashed.update(readFileSync(join(NATIVE_SOURCES, header)));
-  const hash = hashed.update(program.flags.join(' ')).update((program.libs ?? []).join(' ')).digest('hex').slice(0, 12);
-  const binary = join(dir, `${program.source.replace(/\.c$/, '')}-${hash}`);
+  const binary = join(dir, `${program.source.replace(/\.c$/, '')}-${nativeProgramDigest(program)}`);
   if (existsSync(binary)) return binary;
   await mkdir(dir, { recursive: true });
   const building = `${binary}.${process.pid}`;
@@ -53,4 +50,11 @@ export async function ensureNativeProgram(program: NativeProgram, dir: string): 
     await rm(building, { force: true });
   }
   return binary;
+}
+
+/** Identifies a program's source and build: a new version is a new binary (and a new qemu guest image). */
+export function nativeProgramDigest(program: NativeProgram): string {
+  const hashed = createHash('sha256').update(readFileSync(join(NATIVE_SOURCES, program.source)));
+  for (const header of program.headers ?? []) hashed.update(readFileSync(join(NATIVE_SOURCES, header)));
+  return hashed.update(program.flags.join(' ')).update((program.libs ?? []).join(' ')).digest('hex').slice(0, 12);
 }
