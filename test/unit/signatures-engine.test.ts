@@ -94,7 +94,7 @@ describe('signature engine', () => {
         type: 'call',
         pid: 20,
         cid: 1,
-        call: { api: 'unlink', category: 'file', time: deleted?.ts, tid: 22, status: false, return_value: -13, arguments: { path: '/tmp/a' } },
+        call: { api: 'unlink', category: 'file', time: deleted?.ts, tid: 22, status: false, return_value: -13, repeated: 0, arguments: { path: '/tmp/a' } },
       },
     ]);
     assert.deepEqual(Object.keys(match).sort(), ['categories', 'description', 'families', 'markcount', 'marks', 'name', 'references', 'severity', 'ttp']);

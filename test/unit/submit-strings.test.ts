@@ -51,7 +51,9 @@ describe('create/submit strings', () => {
   it('never makes a task of a word without a top-level domain, a mail address or another scheme', () => {
     const word = fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/).filter((text) => text !== 'localhost');
     fc.assert(fc.property(word, assertJunk), { numRuns: 300 });
-    fc.assert(fc.property(fc.emailAddress(), assertJunk), { numRuns: 300 });
+    // A local part holding '/', '?' or '#' reads as a host and a path (a.example/x@y.example): a real URL, not junk.
+    const mail = fc.emailAddress().filter((address) => !/[/?#]/.test(address.slice(0, address.lastIndexOf('@'))));
+    fc.assert(fc.property(mail, assertJunk), { numRuns: 300 });
     fc.assert(fc.property(fc.domain(), fc.constantFrom('ftp', 'file', 'javascript', 'data', 'gopher'), (domain, scheme) => assertJunk(`${scheme}://${domain}/`)), { numRuns: 200 });
   });
 
