@@ -20,15 +20,78 @@ function encryptInPlace(count: number, extension: (index: number) => string): Ev
   return log;
 }
 
+/** A program reading each of `count` documents and writing its content back over it, opened `how`. */
+function rewriteInPlace(count: number, how: 'reopen-truncate' | 'read-write'): EventLog {
+  const log = new EventLog().exec(910, '/usr/bin/python3', ['python3', '/tmp/locker.py']);
+  for (let index = 0; index < count; index++) {
+    const file = `/home/user/Documents/notes-${index}.txt`;
+    if (how === 'read-write') log.open(910, file, O.RDWR).add(910, { kind: 'file.write', path: file, bytes: 4096 });
+    else log.read(910, file).write(910, file, 4096);
+  }
+  return log;
+}
+
+/** tar extracting `count` files of its own archive: each created new, none read before. */
+function tarExtraction(count: number): EventLog {
+  const log = new EventLog().exec(920, '/bin/tar', ['tar', 'xf', '/tmp/backup.tar', '-C', '/opt/app']);
+  log.read(920, '/tmp/backup.tar');
+  for (let index = 0; index < count; index++) {
+    const file = `/opt/app/lib/module-${index}.py`;
+    log.open(920, file, O.WRONLY | O.CREAT | O.CLOEXEC | 0o200).add(920, { kind: 'file.write', path: file, bytes: 2048 });
+  }
+  return log;
+}
+
+/** A build: each source read, an object file written beside it, a log appended to, the objects linked. */
+function buildJob(count: number): EventLog {
+  const log = new EventLog().exec(930, '/usr/bin/make', ['make', '-j1']);
+  for (let index = 0; index < count; index++) {
+    log.fork(930, 931 + index).exec(931 + index, '/usr/bin/cc', ['cc', '-c', `src/f${index}.c`, '-o', `src/f${index}.o`]);
+    log.read(931 + index, `/tmp/build/src/f${index}.c`).write(931 + index, `/tmp/build/src/f${index}.o`, 9000);
+    log.append(930, '/tmp/build/build.log');
+    log.read(930, '/tmp/build/build.log');
+  }
+  for (let index = 0; index < count; index++) log.read(930, `/tmp/build/src/f${index}.o`);
+  return log.write(930, '/tmp/build/app', 50000);
+}
+
 describe('impact signatures', () => {
   signatureCases([
     {
-      signature: 'ransomware_file_renames',
+      signature: 'mass_file_modification',
+      title: 'twelve documents read and written back over themselves (reopened and truncated)',
+      scenario: () => ({ events: rewriteInPlace(12, 'reopen-truncate') }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'twelve documents opened read-write and rewritten',
+      scenario: () => ({ events: rewriteInPlace(12, 'read-write') }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'four documents rewritten (an editor saving its files)',
+      matches: false,
+      scenario: () => ({ events: rewriteInPlace(4, 'reopen-truncate') }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'tar extracting two hundred files of its own archive',
+      matches: false,
+      scenario: () => ({ events: tarExtraction(200) }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'a build compiling forty sources, appending to its log and linking',
+      matches: false,
+      scenario: () => ({ events: buildJob(40) }),
+    },
+    {
+      signature: 'mass_file_rename',
       title: 'twelve documents renamed to .locked',
       scenario: () => ({ events: encryptInPlace(12, () => 'locked') }),
     },
     {
-      signature: 'ransomware_file_renames',
+      signature: 'mass_file_rename',
       title: 'encrypted copies written and originals deleted',
       scenario: () => {
         const log = new EventLog();
@@ -40,13 +103,13 @@ describe('impact signatures', () => {
       },
     },
     {
-      signature: 'ransomware_file_renames',
+      signature: 'mass_file_rename',
       title: 'three files renamed to .locked',
       matches: false,
       scenario: () => ({ events: encryptInPlace(3, () => 'locked') }),
     },
     {
-      signature: 'ransomware_file_renames',
+      signature: 'mass_file_rename',
       title: 'twelve files each given a different version suffix',
       matches: false,
       scenario: () => ({ events: encryptInPlace(12, (index) => `v${index}`) }),

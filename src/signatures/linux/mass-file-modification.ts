@@ -1,0 +1,89 @@
+import type { BehaviorEvent } from '../../report/events.js';
+import { openAccess } from '../helpers/file-access.js';
+import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
+
+type Kind = 'file.open' | 'file.write';
+
+/** Files whose content must be rewritten in place before it looks like encryption rather than editing. */
+const MIN_FILES = 10;
+/** Paths followed at most: a log touching millions of files must not hold them all. */
+const MAX_PATHS = 20_000;
+const O_APPEND = 0o2000;
+const O_ACCMODE = 0o3;
+const O_RDWR = 0o2;
+const O_CREAT = 0o100;
+/** Kernel and device files are no one's documents. */
+const NOT_A_DOCUMENT = /^\/(proc|sys|dev|run)\//;
+
+interface FileState {
+  /** The open that gave the process the file's content (a read, or a read-write open of an existing file). */
+  read?: BehaviorEvent;
+  /** An in-place open for writing that did not truncate, waiting for its first write. */
+  pending?: BehaviorEvent;
+  rewritten?: BehaviorEvent[];
+}
+
+/**
+ * Mass modification of files: many files each read and then rewritten in place (reopened for writing and
+ * truncated, or opened read-write and written, never appended to), which is how ransomware encrypts a disk
+ * without renaming anything. What sets it apart from ordinary work that writes many files: a build or an
+ * archive extraction creates new files (or replaces them without reading them first), a copy reads one file
+ * and writes another; none of them reads a file's content and writes it back over the same file.
+ */
+export class MassFileModification extends Signature<Kind> {
+  readonly info: SignatureInfo = {
+    name: 'mass_file_modification',
+    description: 'Mass modification of files: reads many files and rewrites each in place, as ransomware encrypting them does',
+    severity: 4,
+    categories: ['ransomware'],
+    ttp: ['T1486'],
+  };
+  override readonly kinds: readonly Kind[] = ['file.open', 'file.write'];
+
+  readonly #files = new Map<string, FileState>();
+  #rewritten = 0;
+
+  override onEvent(event: EventOf<Kind>): void {
+    if (NOT_A_DOCUMENT.test(event.path)) return;
+    const state = this.#stateOf(event.path);
+    if (!state || state.rewritten) return;
+    if (event.kind === 'file.write') {
+      if (state.pending) this.#rewrite(state, [state.read ?? state.pending, state.pending, event]);
+      return;
+    }
+    if (event.ret < 0) return;
+    this.#open(event, state);
+  }
+
+  override onComplete(ctx: SignatureContext): void {
+    if (this.#rewritten < MIN_FILES) return;
+    this.markIoc('files', String(this.#rewritten), `${this.#rewritten} files read and rewritten in place`);
+    for (const state of this.#files.values()) for (const event of state.rewritten ?? []) this.markEvent(event, ctx);
+  }
+
+  #open(event: EventOf<'file.open'>, state: FileState): void {
+    const access = openAccess(event.flags);
+    const readWrite = (event.flags & O_ACCMODE) === O_RDWR;
+    // A read-write open that may have created the file shows no content read.
+    const readsExisting = access.includes('read') && !(readWrite && event.flags & O_CREAT);
+    const readBefore = state.read;
+    if (readsExisting && !state.read) state.read = event;
+    if (!access.includes('write') || event.flags & O_APPEND) return;
+    const inPlace = readBefore !== undefined || (readWrite && readsExisting);
+    if (!inPlace) return;
+    if (access.includes('truncate')) this.#rewrite(state, [state.read ?? event, event]);
+    else state.pending = event;
+  }
+
+  #rewrite(state: FileState, events: BehaviorEvent[]): void {
+    state.rewritten = [...new Set(events)];
+    delete state.pending;
+    this.#rewritten++;
+  }
+
+  #stateOf(path: string): FileState | undefined {
+    let state = this.#files.get(path);
+    if (!state && this.#files.size < MAX_PATHS) this.#files.set(path, (state = {}));
+    return state;
+  }
+}
