@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
@@ -32,29 +34,81 @@ interface ProcessView {
 }
 interface ReportView {
   behavior: { processes: ProcessView[]; apistats: Record<string, Record<string, number>>; summary: Record<string, string[]> };
-  signatures: Array<{ name: string; marks: Array<{ type: string; call?: CallView }> }>;
-  info: { tracer?: string };
+  signatures: Array<{ name: string; severity: number; marks: Array<{ type: string; call?: CallView; ioc?: string; description?: string }> }>;
+  network: { http: Array<{ uri: string; method: string; count: number; 'user-agent': string }> };
+  info: { tracer?: string; score: number };
 }
 
 const SYSCALL_NAME = /^[a-z0-9_]+$/;
 const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'tid', 'time'];
 
-async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
+async function submit(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<number> {
   const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
     method: 'POST',
     body: form({ timeout, package: 'generic', ...(args ? { options: `arguments=${args}` } : {}) }, [['file', name, content]]),
   });
   assert.equal(status, 200, JSON.stringify(body));
+  return body.task_id;
+}
+
+async function reportOf(server: TestServer, id: number): Promise<ReportView> {
   const deadline = Date.now() + 240_000;
   for (;;) {
-    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${body.task_id}`);
+    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${id}`);
     if (view.task.status === 'reported') break;
-    assert.ok(!view.task.status.startsWith('failed'), `task ${body.task_id} ${view.task.status}: ${view.task.errors.join('; ')}`);
-    assert.ok(Date.now() < deadline, `task ${body.task_id} still ${view.task.status}`);
+    assert.ok(!view.task.status.startsWith('failed'), `task ${id} ${view.task.status}: ${view.task.errors.join('; ')}`);
+    assert.ok(Date.now() < deadline, `task ${id} still ${view.task.status}`);
     await sleep(500);
   }
-  const { body: report } = await server.json<ReportView>(`/tasks/report/${body.task_id}`);
+  const { body: report } = await server.json<ReportView>(`/tasks/report/${id}`);
   return report;
+}
+
+async function analyse(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<ReportView> {
+  return reportOf(server, await submit(server, name, content, timeout, args));
+}
+
+const run = promisify(execFile);
+
+/** The host pid of the sample process named `comm`, once it runs. */
+async function pidOf(comm: string): Promise<number> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) return Number(entry);
+      } catch {
+        // The process ended while the folder was read.
+      }
+    }
+    assert.ok(Date.now() < deadline, `no process ${comm} started`);
+    await sleep(200);
+  }
+}
+
+/**
+ * Connects to a port of a running sample as a client on the task network would: from the task's gateway
+ * namespace (found from the sample's own network namespace) to the machine's address. Returns what the
+ * sample sent back until it closed the connection.
+ */
+async function connectToSample(comm: string, port: number): Promise<string> {
+  const pid = await pidOf(comm);
+  const machineNetns = (await run('ip', ['netns', 'identify', String(pid)])).stdout.trim();
+  assert.match(machineNetns, /^nestbox-net-/, `the sample runs in a task network namespace (${machineNetns})`);
+  const addresses = (await run('ip', ['-n', machineNetns, '-4', '-o', 'addr', 'show', 'scope', 'global'])).stdout;
+  const guest = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(addresses)?.[1];
+  assert.ok(guest, addresses);
+  const client = `
+    const [host, port] = process.argv.slice(1);
+    const attempt = (left) => {
+      let answer = '';
+      const socket = require('node:net').connect(Number(port), host);
+      socket.on('data', (chunk) => (answer += chunk)).on('end', () => process.stdout.write(answer));
+      socket.on('error', (error) => (left > 0 && error.code === 'ECONNREFUSED' ? setTimeout(() => attempt(left - 1), 300) : process.exit(1)));
+    };
+    attempt(100);`;
+  const { stdout } = await run('ip', ['netns', 'exec', `${machineNetns}-gw`, process.execPath, '-e', client, guest, String(port)], { timeout: 60_000 });
+  return stdout;
 }
 
 const allCalls = (report: ReportView) => report.behavior.processes.flatMap((process) => process.calls.map((call) => ({ process, call })));
@@ -80,7 +134,7 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
 
   before(async () => {
     build = mkdtempSync(join(tmpdir(), 'nestbox-e2e-syscalls-'));
-    for (const name of ['reverse-shell', 'daemon', 'json-line-client', 'monitor-openat-count']) {
+    for (const name of ['reverse-shell', 'bind-shell', 'http-beacon', 'daemon', 'json-line-client', 'monitor-openat-count']) {
       execFileSync('gcc', ['-static', '-O1', '-o', join(build, name), fixtureSource(`${name}.c`)]);
     }
     server = await startTestServer({ machines: [{ name: 'linux-syscalls', settings: { tracer: tracer === 'ebpf' ? 'auto' : 'strace' } }] }, { engine: true, pollMs: 200 });
@@ -107,6 +161,38 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
     assert.ok(signatureNames(report).includes('reverse_shell'), signatureNames(report).join(','));
     const marked = report.signatures.find((signature) => signature.name === 'reverse_shell')!.marks.map((mark) => mark.call?.api);
     assert.ok(marked.includes('dup2') && marked.includes('execve'), marked.join(','));
+    assert.ok(!signatureNames(report).includes('bind_shell'), signatureNames(report).join(','));
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
+  });
+
+  it('shows a bind shell: a client on the task network connects, the accepted socket is dup2ed onto stdio, then sh -c id', async () => {
+    const name = `bindsh-${randomBytes(3).toString('hex')}`;
+    const id = await submit(server, name, binary('bind-shell'), '30');
+    const answer = await connectToSample(name, 4444);
+    assert.match(answer, /^uid=\d+/, 'the client got the output of id');
+    const report = await reportOf(server, id);
+    assertCuckooShape(report, tracer);
+    const names = signatureNames(report);
+    assert.ok(names.includes('bind_shell'), names.join(','));
+    assert.ok(!names.includes('reverse_shell'), names.join(','));
+    const marked = report.signatures.find((signature) => signature.name === 'bind_shell')!.marks.map((mark) => mark.call?.api);
+    for (const api of ['listen', 'dup2', 'execve']) assert.ok(marked.includes(api), `${api} in ${marked.join(',')}`);
+    assert.ok(marked.some((api) => api === 'accept' || api === 'accept4'), marked.join(','));
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
+  });
+
+  it('shows HTTP beaconing: the same POST with its own User-Agent every two seconds', async () => {
+    const report = await analyse(server, 'http-beacon', binary('http-beacon'), '30');
+    assertCuckooShape(report, tracer);
+    const beacon = report.signatures.find((signature) => signature.name === 'http_beaconing');
+    assert.ok(beacon, signatureNames(report).join(','));
+    const ioc = beacon.marks.find((mark) => mark.type === 'ioc');
+    assert.equal(ioc?.ioc, 'http://c2.nestbox.test/gate.php');
+    assert.match(ioc?.description ?? '', /^5 POST requests, one every 2\.\d s .*User-Agent "nbbot\/2\.1"/);
+    assert.ok(!signatureNames(report).includes('c2_beaconing'), 'the raw-TCP beacon signature leaves HTTP to http_beaconing');
+    const request = report.network.http.find((entry) => entry.uri === 'http://c2.nestbox.test/gate.php');
+    assert.deepEqual(request && [request.method, request.count, request['user-agent']], ['POST', 5, 'nbbot/2.1']);
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
   });
 
   it('shows a daemon: fork, setsid, fork again, and its long wait', async () => {
