@@ -24,7 +24,8 @@ const CONTROLS: Array<{ title: string; name: string; content: string; package?: 
     title: 'the two-line script (package=generic)',
     name: 'two-lines.sh',
     content: '#!/bin/sh\necho "hello" > /tmp/hello.txt\n',
-    shows: (report) => written(report, '/tmp/hello.txt'),
+    // No signature at all: none may fire on nestbox's own launch (init, launcher, helpers).
+    shows: (report) => written(report, '/tmp/hello.txt') && report.signatures.length === 0,
   },
   {
     title: 'an admin script checking the machine and writing a status file',
@@ -82,6 +83,23 @@ const CONTROLS: Array<{ title: string; name: string; content: string; package?: 
       '',
     ].join('\n'),
     shows: (report) => written(report, '/tmp/backup.tgz'),
+  },
+  {
+    title: 'a build script generating a helper script in /tmp, running it, and compiling Python modules',
+    name: 'build.sh',
+    content: [
+      '#!/bin/sh',
+      'set -e',
+      'mkdir -p /tmp/build/src',
+      'for n in $(seq 1 15); do echo "VALUE = $n" > /tmp/build/src/mod$n.py; done',
+      "printf '#!/bin/sh\\nls /tmp/build/src | wc -l > /tmp/build/count.txt\\n' > /tmp/build/gen.sh",
+      'chmod +x /tmp/build/gen.sh',
+      '/tmp/build/gen.sh',
+      'python3 -m compileall -q /tmp/build/src',
+      'tar cf /tmp/build/dist.tar -C /tmp/build src',
+      '',
+    ].join('\n'),
+    shows: (report) => written(report, '/tmp/build/count.txt'),
   },
   {
     title: 'an installer writing a program and its configuration under /opt',
