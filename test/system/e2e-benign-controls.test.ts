@@ -118,6 +118,19 @@ const CONTROLS: Array<{ title: string; name: string; content: string; package?: 
     shows: (report) => written(report, '/opt/nbapp/bin/nbapp'),
   },
   {
+    title: 'an admin script editing fifteen configuration files in place with perl -pi',
+    name: 'edit-configs.sh',
+    content: [
+      '#!/bin/sh',
+      'mkdir -p /tmp/conf.d',
+      'for n in $(seq 1 15); do printf "listen=80\\nworkers=2\\n" > /tmp/conf.d/site$n.conf; done',
+      "perl -pi -e 's/workers=2/workers=4/' /tmp/conf.d/*.conf",
+      'grep -c workers=4 /tmp/conf.d/*.conf > /tmp/conf.d/check.txt',
+      '',
+    ].join('\n'),
+    shows: (report) => written(report, '/tmp/conf.d/check.txt'),
+  },
+  {
     title: 'curl downloading a plain file',
     name: 'download.sh',
     content: '#!/bin/sh\ncurl -sS -o /tmp/readme.txt http://files.nestbox.test/readme.txt\nwc -c /tmp/readme.txt\n',

@@ -214,6 +214,24 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
     assert.ok(report.info.score >= 5, `score ${report.info.score}`);
   });
 
+  it('shows in-place encryption: fifteen files each read and written back scrambled', async () => {
+    const script = [
+      'import os',
+      "os.makedirs('/tmp/victim', exist_ok=True)",
+      'for n in range(15):',
+      "    open(f'/tmp/victim/doc{n}.txt', 'w').write(f'quarterly report {n}\\n' * 200)",
+      'for n in range(15):',
+      "    path = f'/tmp/victim/doc{n}.txt'",
+      "    data = open(path, 'rb').read()",
+      "    open(path, 'wb').write(bytes(byte ^ ((index * 131 + 7) & 0xff) for index, byte in enumerate(data)))",
+      '',
+    ].join('\n');
+    const report = await analyse(server, 'locker.py', Buffer.from(script), '20');
+    const names = signatureNames(report);
+    assert.ok(names.includes('mass_file_modification'), names.join(','));
+    assert.ok(report.info.score >= 5, `score ${report.info.score}`);
+  });
+
   it('shows a daemon: fork, setsid, fork again, and its long wait', async () => {
     const report = await analyse(server, 'daemon', binary('daemon'), '12');
     assertCuckooShape(report, tracer);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe } from 'node:test';
 import type { DroppedFile } from '../../src/report/report-types.js';
@@ -29,6 +30,11 @@ function rewriteInPlace(count: number, how: 'reopen-truncate' | 'read-write'): E
     else log.read(910, file).write(910, file, 4096);
   }
   return log;
+}
+
+/** The kept copies of rewriteInPlace's documents, all with the content stored at `stored`. */
+function rewrittenDropped(count: number, type: string, stored: string): DroppedFile[] {
+  return Array.from({ length: count }, (_, index) => dropped(`notes-${index}.txt`, stored, `/home/user/Documents/notes-${index}.txt`, type));
 }
 
 /** tar extracting `count` files of its own archive: each created new, none read before. */
@@ -66,6 +72,35 @@ describe('impact signatures', () => {
       signature: 'mass_file_modification',
       title: 'twelve documents opened read-write and rewritten',
       scenario: () => ({ events: rewriteInPlace(12, 'read-write') }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'twelve documents rewritten in place, their kept copies scrambled (whatever type magic guesses)',
+      scenario: () => ({
+        files: { 'files/scrambled': randomBytes(4096) },
+        events: rewriteInPlace(12, 'reopen-truncate'),
+        report: (paths) => ({ dropped: rewrittenDropped(12, 'Squeezed (apple ][) data', join(paths.files, 'scrambled')) }),
+      }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'twelve text files edited in place (perl -pi), still text among the dropped files',
+      matches: false,
+      scenario: () => ({
+        files: { 'files/edited': 'listen=80\nworkers=4\nserver_name=intranet.example\n'.repeat(40) },
+        events: rewriteInPlace(12, 'reopen-truncate'),
+        report: (paths) => ({ dropped: rewrittenDropped(12, 'ASCII text', join(paths.files, 'edited')) }),
+      }),
+    },
+    {
+      signature: 'mass_file_modification',
+      title: 'twelve JPEGs optimised in place (dense, but a format one can name)',
+      matches: false,
+      scenario: () => ({
+        files: { 'files/photo': randomBytes(4096) },
+        events: rewriteInPlace(12, 'read-write'),
+        report: (paths) => ({ dropped: rewrittenDropped(12, 'JPEG image data, JFIF standard 1.01', join(paths.files, 'photo')) }),
+      }),
     },
     {
       signature: 'mass_file_modification',
