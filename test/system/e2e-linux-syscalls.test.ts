@@ -214,6 +214,22 @@ for (const tracer of ['ebpf', 'strace'] as const) describe(`end to end: system c
     assert.ok(report.info.score >= 5, `score ${report.info.score}`);
   });
 
+  it('shows raw TCP beaconing: a line of its own protocol to the same port every 1.5 s, and no HTTP beacon', async () => {
+    const script = [
+      'import socket, time',
+      'for round in range(5):',
+      '    if round:',
+      '        time.sleep(1.5)',
+      "    with socket.create_connection(('198.51.100.77', 7777), timeout=3) as s:",
+      "        s.sendall(b'HELLO bot42 ready\\n')",
+      '',
+    ].join('\n');
+    const report = await analyse(server, 'beacon.py', Buffer.from(script), '20');
+    const names = signatureNames(report);
+    assert.ok(names.includes('c2_beaconing'), names.join(','));
+    assert.ok(!names.includes('http_beaconing'), names.join(','));
+  });
+
   it('shows in-place encryption: fifteen files each read and written back scrambled', async () => {
     const script = [
       'import os',
