@@ -12,6 +12,7 @@ const MIN_FILES = 10;
 const MAX_PATHS = 20_000;
 const O_APPEND = 0o2000;
 const O_ACCMODE = 0o3;
+const O_WRONLY = 0o1;
 const O_RDWR = 0o2;
 const O_CREAT = 0o100;
 /** Kernel and device files are no one's documents. */
@@ -80,15 +81,16 @@ export class MassFileModification extends Signature<Kind> {
   #rewritten = 0;
 
   override onEvent(event: EventOf<Kind>): void {
-    if (NOT_A_DOCUMENT.test(event.path)) return;
-    const state = this.#stateOf(event.path);
-    if (!state || state.rewritten) return;
+    // Only files the sample has read can be rewritten in place: a write or a write-only open of any other
+    // file (most of what busy programs do) costs one lookup.
+    const known = this.#files.get(event.path);
     if (event.kind === 'file.write') {
-      if (state.pending) this.#rewrite(state, [state.read ?? state.pending, state.pending, event]);
+      if (known?.pending && !known.rewritten) this.#rewrite(known, [known.read ?? known.pending, known.pending, event]);
       return;
     }
-    if (event.ret < 0) return;
-    this.#open(event, state);
+    if (event.ret < 0 || known?.rewritten || (!known && (event.flags & O_ACCMODE) === O_WRONLY) || NOT_A_DOCUMENT.test(event.path)) return;
+    const state = known ?? this.#stateOf(event.path);
+    if (state) this.#open(event, state);
   }
 
   override async onComplete(ctx: SignatureContext): Promise<void> {
