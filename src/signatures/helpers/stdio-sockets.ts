@@ -3,10 +3,10 @@ import type { EventOf } from '../signature.js';
 import { isRemoteInet } from './addresses.js';
 import { basename } from './paths.js';
 
-// connect(2) on a non-blocking socket answers EINPROGRESS and still connects.
-const EINPROGRESS = -115;
-export const STDIN = 0;
-export const STDOUT = 1;
+/** connect(2) on a non-blocking socket answers EINPROGRESS and still connects. */
+export const EINPROGRESS = -115;
+const STDIN = 0;
+const STDOUT = 1;
 const STDERR = 2;
 
 /** How a socket came to be: connected out to another machine, or accepted from a listening socket. */

@@ -1,13 +1,10 @@
 import type { BehaviorEvent } from '../../report/events.js';
 import { isRemoteInet } from '../helpers/addresses.js';
 import { isBareShell } from '../helpers/command-line.js';
-import { isShellOrInterpreter, STDIO_SOCKET_KINDS, StdioSockets, type StdioSocketKind } from '../helpers/stdio-sockets.js';
+import { EINPROGRESS, isShellOrInterpreter, STDIO_SOCKET_KINDS, StdioSockets, type StdioSocketKind } from '../helpers/stdio-sockets.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 
 type Kind = StdioSocketKind | 'process.exec';
-
-// connect(2) on a non-blocking socket answers EINPROGRESS and still connects.
-const EINPROGRESS = -115;
 
 /**
  * A shell driven over the network: a connection to another machine becomes the standard input and output
