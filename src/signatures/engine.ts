@@ -172,6 +172,7 @@ const CHECKS = new Map<string, Check>([
   ['file.link', hasFromTo],
   ['net.connect', hasEndpoint],
   ['net.bind', hasEndpoint],
+  ['net.accept', (event) => isNumber(event.fd) && isNumber(event.ret)],
   ['memory.memfd', (event) => isString(event.name)],
   ['memory.exec_map', (event) => isString(event.call)],
   ['module.load', (event) => isString(event.call)],

@@ -11,6 +11,7 @@ import { AntisandboxContainerCheck } from './linux/antisandbox-container-check.j
 import { AntivmDmi } from './linux/antivm-dmi.js';
 import { AntivmHypervisorCheck } from './linux/antivm-hypervisor-check.js';
 import { Argv0Spoofing } from './linux/argv0-spoofing.js';
+import { BindShell } from './linux/bind-shell.js';
 import { C2Beaconing } from './linux/c2-beaconing.js';
 import { ChattrImmutable } from './linux/chattr-immutable.js';
 import { CredentialBrowser } from './linux/credential-browser.js';
@@ -29,12 +30,15 @@ import { FilelessMemfdExec } from './linux/fileless-memfd-exec.js';
 import { FirewallTampering } from './linux/firewall-tampering.js';
 import { HiddenFileCreated } from './linux/hidden-file-created.js';
 import { HistoryClearing } from './linux/history-clearing.js';
+import { HttpBeaconing } from './linux/http-beaconing.js';
 import { HttpRawIp } from './linux/http-raw-ip.js';
 import { IrcTraffic } from './linux/irc-traffic.js';
 import { KernelModuleLoad } from './linux/kernel-module-load.js';
 import { KillSecurityTools } from './linux/kill-security-tools.js';
 import { LogWiping } from './linux/log-wiping.js';
 import { LongSleep } from './linux/long-sleep.js';
+import { MassFileModification } from './linux/mass-file-modification.js';
+import { MassFileRename } from './linux/mass-file-rename.js';
 import { MinerPool } from './linux/miner-pool.js';
 import { MinerStratum } from './linux/miner-stratum.js';
 import { NetworkDiscovery } from './linux/network-discovery.js';
@@ -54,13 +58,13 @@ import { ProcMemDump } from './linux/proc-mem-dump.js';
 import { ProcessDiscovery } from './linux/process-discovery.js';
 import { ProcessInjectionPtrace } from './linux/process-injection-ptrace.js';
 import { ProcessRenameMasquerade } from './linux/process-rename-masquerade.js';
-import { RansomwareFileRenames } from './linux/ransomware-file-renames.js';
 import { RansomwareNote } from './linux/ransomware-note.js';
 import { RawTcpProtocol } from './linux/raw-tcp-protocol.js';
 import { ReverseShellCommandLine } from './linux/reverse-shell-command-line.js';
 import { ReverseShell } from './linux/reverse-shell.js';
 import { RootkitLdPreload } from './linux/rootkit-ld-preload.js';
 import { SelfDeletion } from './linux/self-deletion.js';
+import { SleepEvasion } from './linux/sleep-evasion.js';
 import { StaticAntidebug } from './static/static-antidebug.js';
 import { StaticCapabilityCombination } from './static/static-capability-combination.js';
 import { StaticCryptoConstants } from './static/static-crypto-constants.js';
@@ -91,6 +95,7 @@ export const SIGNATURES: readonly SignatureClass[] = [
   AntivmDmi,
   AntivmHypervisorCheck,
   Argv0Spoofing,
+  BindShell,
   C2Beaconing,
   ChattrImmutable,
   CredentialBrowser,
@@ -109,12 +114,15 @@ export const SIGNATURES: readonly SignatureClass[] = [
   FirewallTampering,
   HiddenFileCreated,
   HistoryClearing,
+  HttpBeaconing,
   HttpRawIp,
   IrcTraffic,
   KernelModuleLoad,
   KillSecurityTools,
   LogWiping,
   LongSleep,
+  MassFileModification,
+  MassFileRename,
   MinerPool,
   MinerStratum,
   NetworkDiscovery,
@@ -134,13 +142,13 @@ export const SIGNATURES: readonly SignatureClass[] = [
   ProcessDiscovery,
   ProcessInjectionPtrace,
   ProcessRenameMasquerade,
-  RansomwareFileRenames,
   RansomwareNote,
   RawTcpProtocol,
   ReverseShellCommandLine,
   ReverseShell,
   RootkitLdPreload,
   SelfDeletion,
+  SleepEvasion,
   StaticAntidebug,
   StaticCapabilityCombination,
   StaticCryptoConstants,

@@ -21,6 +21,30 @@ export function compileSample(name: string, dir: string): Buffer {
 
 export const sha256 = (content: Uint8Array) => createHash('sha256').update(content).digest('hex');
 
+/** Submits a sample through the API; returns its task id. */
+export async function submitSample(server: TestServer, name: string, content: string | Uint8Array, fields: Record<string, string> = {}): Promise<number> {
+  const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
+    method: 'POST',
+    body: form({ timeout: '30', ...fields }, [['file', name, content]]),
+  });
+  assert.equal(status, 200, JSON.stringify(body));
+  return body.task_id;
+}
+
+/** A task's report once it is reported, with the task's folder. */
+export async function reportOf(server: TestServer, id: number, waitMs = 240_000): Promise<any> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${id}`);
+    if (view.task.status === 'reported') break;
+    assert.ok(!view.task.status.startsWith('failed'), `task ${id}: ${view.task.status} ${view.task.errors.join('; ')}`);
+    assert.ok(Date.now() < deadline, `task ${id} still ${view.task.status}`);
+    await sleep(500);
+  }
+  const { body: report } = await server.json<any>(`/tasks/report/${id}`);
+  return { ...report, taskDir: join(server.ctx.layout.analyses, String(id)) };
+}
+
 /** Submits a sample and returns its report once it is reported, with the task's folder. */
 export async function analyseSample(
   server: TestServer,
@@ -29,21 +53,7 @@ export async function analyseSample(
   fields: Record<string, string> = {},
   waitMs = 240_000,
 ): Promise<any> {
-  const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
-    method: 'POST',
-    body: form({ timeout: '30', ...fields }, [['file', name, content]]),
-  });
-  assert.equal(status, 200, JSON.stringify(body));
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${body.task_id}`);
-    if (view.task.status === 'reported') break;
-    assert.ok(!view.task.status.startsWith('failed'), `task ${body.task_id}: ${view.task.status} ${view.task.errors.join('; ')}`);
-    assert.ok(Date.now() < deadline, `task ${body.task_id} still ${view.task.status}`);
-    await sleep(500);
-  }
-  const { body: report } = await server.json<any>(`/tasks/report/${body.task_id}`);
-  return { ...report, taskDir: join(server.ctx.layout.analyses, String(body.task_id)) };
+  return reportOf(server, await submitSample(server, name, content, fields), waitMs);
 }
 
 interface DroppedView {

@@ -252,6 +252,27 @@ describe('the shipped signatures', () => {
     assert.ok(scoreOf(matches) < 1);
   });
 
+  it('score a script that sleeps past the sandbox (sleep cut short) and then writes a file at most 1, with nothing above suspicious', async () => {
+    const events = benignScript().fork(100, 105).exec(105, '/bin/sleep', ['sleep', '90']).add(105, { kind: 'process.sleep', seconds: 90, ret: 0 }, { api: 'clock_nanosleep' });
+    const debug = { log: [], cuckoo: [], action: [], errors: [], skipped_sleeps: [{ pid: 105, call: 'clock_nanosleep', seconds: 90, time: 1_700_000_001 }] };
+    const { matches } = await runScenario({ events, report: { debug } });
+    assert.deepEqual(matches.map((match) => match.name).sort(), ['long_sleep', 'sleep_evasion']);
+    assert.ok(scoreOf(matches) <= 1, String(scoreOf(matches)));
+  });
+
+  it('score an installer unpacking a tarball into /opt and a tar backup at most 1, with nothing above suspicious', async () => {
+    const events = new EventLog().exec(110, '/bin/sh', ['sh', '/tmp/install.sh']).fork(110, 111).exec(111, '/bin/tar', ['tar', 'xzf', '/tmp/app.tar.gz', '-C', '/opt/app']);
+    events.read(111, '/tmp/app.tar.gz');
+    for (let index = 0; index < 60; index++) events.open(111, `/opt/app/share/f${index}.dat`, O.WRONLY | O.CREAT | 0o200).add(111, { kind: 'file.write', path: `/opt/app/share/f${index}.dat`, bytes: 4096 });
+    events.add(111, { kind: 'file.chmod', path: '/opt/app/bin/app', mode: 0o755, ret: 0 });
+    events.fork(110, 112).exec(112, '/bin/tar', ['tar', 'czf', '/tmp/backup.tgz', '/opt/app']);
+    for (let index = 0; index < 60; index++) events.read(112, `/opt/app/share/f${index}.dat`);
+    events.write(112, '/tmp/backup.tgz', 200_000);
+    const { matches } = await runScenario({ events });
+    assert.deepEqual(matches.filter((match) => match.severity >= 3).map((match) => match.name), []);
+    assert.ok(scoreOf(matches) <= 1, `${scoreOf(matches)}: ${matches.map((match) => match.name).join(', ')}`);
+  });
+
   it('write a signature failure into debug.errors through runSignatures', async () => {
     const empty = makeAnalysis();
     try {

@@ -120,6 +120,17 @@ describe('defence evasion signatures', () => {
       scenario: () => ({ events: new EventLog().read(451, '/proc/self/cgroup') }),
     },
     {
+      signature: 'antisandbox_container_check',
+      title: 'ps aux reading every process\'s environ, init\'s too',
+      matches: false,
+      scenario: () => ({ events: new EventLog().exec(452, '/usr/bin/ps', ['ps', 'aux']).read(452, '/proc/1/stat').read(452, '/proc/1/environ').read(452, '/proc/77/environ') }),
+    },
+    {
+      signature: 'antisandbox_container_check',
+      title: 'a sample reading init\'s environment itself',
+      scenario: () => ({ events: new EventLog().exec(453, '/tmp/check', ['./check']).read(453, '/proc/1/environ') }),
+    },
+    {
       signature: 'hidden_file_created',
       title: 'a hidden folder under /usr/lib',
       scenario: () => ({ events: new EventLog().add(460, { kind: 'file.mkdir', path: '/usr/lib/.sshd', mode: 0o755, ret: 0 }) }),

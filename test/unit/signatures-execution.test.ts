@@ -115,6 +115,32 @@ describe('execution signatures', () => {
       scenario: () => ({ events: new EventLog().write(342, '/tmp/notes.txt').read(342, '/tmp/notes.txt') }),
     },
     {
+      signature: 'executable_dropped_tmp',
+      title: 'a script writing a helper script to /tmp, making it executable and running it',
+      matches: false,
+      scenario: () => ({
+        events: new EventLog()
+          .exec(343, '/bin/sh', ['sh', '/tmp/build.sh'])
+          .write(343, '/tmp/build/gen.sh')
+          .add(343, { kind: 'file.chmod', path: '/tmp/build/gen.sh', mode: 0o755, ret: 0 })
+          .fork(343, 344)
+          .exec(344, '/tmp/build/gen.sh', ['/tmp/build/gen.sh']),
+        report: {
+          dropped: [{ name: 'gen.sh', path: '/nonexistent/files/gen.sh', filepath: '/tmp/build/gen.sh', pids: [343], size: 64, crc32: '', md5: '', sha1: '', sha256: '', sha512: '', ssdeep: null, type: 'POSIX shell script, ASCII text executable', yara: [], urls: [] }],
+        },
+      }),
+    },
+    {
+      signature: 'executable_dropped_tmp',
+      title: 'an ELF written to /tmp and run, the dropped file showing its type',
+      scenario: () => ({
+        events: new EventLog().exec(345, '/tmp/loader', ['./loader']).write(345, '/tmp/.cache/kworker').fork(345, 346).exec(346, '/tmp/.cache/kworker', ['kworker']),
+        report: {
+          dropped: [{ name: 'kworker', path: '/nonexistent/files/kworker', filepath: '/tmp/.cache/kworker', pids: [345], size: 64, crc32: '', md5: '', sha1: '', sha256: '', sha512: '', ssdeep: null, type: 'ELF 64-bit LSB pie executable, x86-64', yara: [], urls: [] }],
+        },
+      }),
+    },
+    {
       signature: 'reverse_shell',
       title: 'python connects, pty.spawn forks a bare shell',
       scenario: () => ({

@@ -22,6 +22,22 @@ function pcapWithPayload(payload: string): Buffer {
   return ethernetTcpPcap([{ src: '10.13.0.2', sport: 40001, dst: '203.0.113.50', dport: 3333, payload }]);
 }
 
+const hex = (text: string) => Buffer.from(text).toString('hex');
+
+/** A program sending `head` (an HTTP request head) to 203.0.113.80:80 at each of `times`, one connection each. */
+function httpPolls(program: string, times: readonly number[], head: (index: number) => string): EventLog {
+  const log = new EventLog().exec(850, program, [program]);
+  times.forEach((at, index) => {
+    log.connect(850, '203.0.113.80', 80, { at });
+    const payload = head(index);
+    log.add(850, { kind: 'net.send', fd: 3, family: 'inet', address: '203.0.113.80', port: 80, bytes: payload.length, payload: hex(payload), ret: payload.length }, { api: 'sendto' });
+  });
+  return log;
+}
+
+const BOT_POST = 'POST /gate.php HTTP/1.1\r\nHost: c2.nestbox.test\r\nUser-Agent: nbbot/2.1\r\nContent-Length: 12\r\n\r\nid=42&cmd=0\n';
+const EVERY_5_S = [1_700_000_010, 1_700_000_015.2, 1_700_000_020.1, 1_700_000_025, 1_700_000_030.3, 1_700_000_035];
+
 const GENERATED = ['xkqzjvbtrwpl.com', 'q8f3k2l9zx7m.net', 'bcdfrtzkwplmn.org', 'zq4x8r7t2wv.info', 'mnbvcxzlkjhg.biz'];
 const ORDINARY = [
   'google.com',
@@ -67,6 +83,59 @@ describe('network signatures', () => {
           }),
         },
       }),
+    },
+    {
+      signature: 'c2_beaconing',
+      title: 'regular HTTP requests (left to http_beaconing)',
+      matches: false,
+      scenario: () => ({ events: httpPolls('/tmp/bot', EVERY_5_S, () => BOT_POST) }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'the same POST every 5 s with a User-Agent of its own, in the behaviour log',
+      scenario: () => ({ events: httpPolls('/tmp/bot', EVERY_5_S, () => BOT_POST) }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'a browser User-Agent sent by a program that is no browser',
+      scenario: () => ({ events: httpPolls('/usr/bin/python3', EVERY_5_S, () => 'GET /tasks HTTP/1.1\r\nHost: 203.0.113.80\r\nUser-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64)\r\n\r\n') }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'repeated requests in the capture, timed by their flows',
+      scenario: () => ({
+        report: {
+          network: network({
+            dns: dns('c2.nestbox.test'),
+            tcp: [10, 20.4, 30.1, 40, 49.8].map((time) => tcp('192.0.2.10', 80, time)),
+            http: [{ ...httpRequest('c2.nestbox.test', '/beacon'), count: 5, method: 'POST', 'user-agent': 'nbbot/2.1' }],
+          }),
+        },
+      }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'curl polling a status page every 5 s (an ordinary tool in a loop)',
+      matches: false,
+      scenario: () => ({ events: httpPolls('/usr/bin/curl', EVERY_5_S, () => 'GET /status HTTP/1.1\r\nHost: 203.0.113.80\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n') }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'a single download with a custom User-Agent',
+      matches: false,
+      scenario: () => ({ events: httpPolls('/tmp/fetch', [1_700_000_010], () => 'GET /file.tar.gz HTTP/1.1\r\nHost: 203.0.113.80\r\nUser-Agent: fetcher/1.0\r\n\r\n') }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'a crawler fetching a different path each time',
+      matches: false,
+      scenario: () => ({ events: httpPolls('/tmp/crawl', EVERY_5_S, (index) => `GET /page/${index} HTTP/1.1\r\nHost: 203.0.113.80\r\nUser-Agent: crawler/0.1\r\n\r\n`) }),
+    },
+    {
+      signature: 'http_beaconing',
+      title: 'the same request at irregular times (a user clicking)',
+      matches: false,
+      scenario: () => ({ events: httpPolls('/tmp/bot', [1_700_000_010, 1_700_000_011, 1_700_000_030, 1_700_000_031.5, 1_700_000_090], () => BOT_POST) }),
     },
     {
       signature: 'dga_domains',

@@ -1,5 +1,14 @@
+import type { BehaviorEvent } from '../../report/events.js';
+import { basename } from '../helpers/paths.js';
 import { filesRead, RuleSignature } from '../rule-signature.js';
-import type { SignatureInfo } from '../signature.js';
+import type { SignatureContext, SignatureInfo } from '../signature.js';
+
+/**
+ * Process listers read every process's files in /proc, init's among them (`ps aux` reads /proc/1/environ):
+ * that is process discovery, not a look at init's cgroups to tell a container.
+ */
+const PROCESS_LISTERS = new Set(['ps', 'pgrep', 'pkill', 'pidof', 'top', 'htop', 'pstree', 'killall', 'w', 'fuser', 'lsof']);
+const INIT_FILE = /^\/proc\/1\//;
 
 export class AntisandboxContainerCheck extends RuleSignature {
   readonly info: SignatureInfo = {
@@ -17,5 +26,11 @@ export class AntisandboxContainerCheck extends RuleSignature {
         /^\/(\.dockerenv|run\/\.containerenv|proc\/vz(\/.*)?|proc\/bc(\/.*)?)$/,
       ),
     });
+  }
+
+  override ruleMatched(event: BehaviorEvent, ctx: SignatureContext): void {
+    const lister = PROCESS_LISTERS.has(basename(ctx.processes.get(event.pid)?.path ?? ''));
+    if (lister && event.kind === 'file.open' && INIT_FILE.test(event.path)) return;
+    super.ruleMatched(event, ctx);
   }
 }

@@ -1,34 +1,40 @@
 import { isRemoteInet } from '../helpers/addresses.js';
+import { capturedHttpEndpoints, httpHeadOf } from '../helpers/http-requests.js';
+import { endpoint, regularity } from '../helpers/periodicity.js';
 import { flowsOf } from '../helpers/report-data.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 
-/** At least this many connections to one endpoint, */
-const MIN_CONNECTIONS = 4;
-/** at least this far apart on average (seconds), */
-const MIN_INTERVAL = 1;
-/** with intervals varying by at most this fraction of their mean (malware adds some jitter). */
-const MAX_JITTER = 0.25;
+type Kind = 'net.connect' | 'net.send';
+
 /** DNS and NTP repeat on their own. */
 const HOUSEKEEPING_PORTS = new Set([53, 123]);
 
 /**
- * Connections to the same host and port at regular intervals: how bots check in with their controller.
- * Each endpoint is judged on whichever source saw more of its connections, the behaviour log or the capture.
+ * Connections to the same host and port at regular intervals: how bots check in with their controller
+ * over a protocol of their own. Each endpoint is judged on whichever source saw more of its connections,
+ * the behaviour log or the capture. Endpoints that were sent HTTP requests are left to http_beaconing,
+ * which judges those by what they ask and who asks.
  */
-export class C2Beaconing extends Signature<'net.connect'> {
+export class C2Beaconing extends Signature<Kind> {
   readonly info: SignatureInfo = {
     name: 'c2_beaconing',
     description: 'Connects to the same host at regular intervals, like a bot checking in with its controller',
     severity: 3,
     categories: ['c2', 'network'],
-    ttp: ['T1071'],
+    ttp: ['T1095'],
   };
-  override readonly kinds = ['net.connect'] as const;
+  override readonly kinds: readonly Kind[] = ['net.connect', 'net.send'];
 
   /** Connection times by address, then port (no key string built per connection). */
   readonly #logged = new Map<string, Map<number, number[]>>();
+  /** Endpoints the behaviour log shows HTTP requests sent to. */
+  readonly #http = new Set<string>();
 
-  override onEvent(event: EventOf<'net.connect'>): void {
+  override onEvent(event: EventOf<Kind>): void {
+    if (event.kind === 'net.send') {
+      if (event.address && event.port !== undefined && httpHeadOf(event)) this.#http.add(endpoint(event.address, event.port));
+      return;
+    }
     if (!isRemoteInet(event.family, event.address) || HOUSEKEEPING_PORTS.has(event.port)) return;
     let byPort = this.#logged.get(event.address);
     if (!byPort) this.#logged.set(event.address, (byPort = new Map()));
@@ -44,27 +50,15 @@ export class C2Beaconing extends Signature<'net.connect'> {
     }
     const logged = new Map<string, number[]>();
     for (const [address, byPort] of this.#logged) for (const [port, times] of byPort) logged.set(endpoint(address, port), times);
+    const http = new Set([...this.#http, ...capturedHttpEndpoints(ctx.report)]);
     for (const key of new Set([...logged.keys(), ...captured.keys()])) {
+      if (http.has(key)) continue;
       const fromLog = logged.get(key) ?? [];
       const fromCapture = captured.get(key) ?? [];
       const beacon = regularity(fromLog.length >= fromCapture.length ? fromLog : fromCapture);
       if (beacon) this.markIoc('beacon', key, `${beacon.count} connections, one every ${beacon.interval.toFixed(1)} s`);
     }
   }
-}
-
-export function regularity(times: readonly number[]): { count: number; interval: number } | null {
-  if (times.length < MIN_CONNECTIONS) return null;
-  const sorted = [...times].sort((a, b) => a - b);
-  const gaps = sorted.slice(1).map((time, index) => time - (sorted[index] ?? time));
-  const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
-  if (mean < MIN_INTERVAL) return null;
-  const deviation = Math.sqrt(gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length);
-  return deviation / mean <= MAX_JITTER ? { count: sorted.length, interval: mean } : null;
-}
-
-function endpoint(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
 function push(map: Map<string, number[]>, key: string, value: number): void {

@@ -4,14 +4,15 @@ import { Signature, type EventOf, type SignatureContext, type SignatureInfo } fr
 export const LONG_SLEEP_SECONDS = 60;
 
 /**
- * A sample that sleeps for minutes before it acts hopes the sandbox gives up first. Only processes whose
- * program the trace saw executed count, never whatever ran before the sample.
+ * A sample that sleeps for minutes before it acts hopes the sandbox gives up first. Benign scripts wait too,
+ * so this is context (informational) on its own; sleep_evasion says when the sandbox had to cut a sleep short.
+ * Only processes whose program the trace saw executed count, never whatever ran before the sample.
  */
 export class LongSleep extends Signature<'process.sleep'> {
   readonly info: SignatureInfo = {
     name: 'long_sleep',
     description: `Sleeps for ${LONG_SLEEP_SECONDS} seconds or more, possibly to outwait the sandbox`,
-    severity: 2,
+    severity: 1,
     categories: ['anti-sandbox'],
     ttp: ['T1497.003'],
   };

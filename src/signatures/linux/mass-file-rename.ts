@@ -10,13 +10,14 @@ const MIN_FILES = 10;
 const EXTENSION = /^[A-Za-z0-9_~!@#$%^&()+=-]{1,24}$/;
 
 /**
- * Many files given the same new extension: renamed in place (a.doc -> a.doc.locked) or rewritten as a copy
- * with the extension while the original is deleted. That is how file-encrypting ransomware leaves a disk.
+ * Mass renaming: many files given the same new extension, renamed in place (a.doc -> a.doc.locked) or
+ * rewritten as a copy with the extension while the original is deleted. That is how file-encrypting
+ * ransomware leaves a disk.
  */
-export class RansomwareFileRenames extends Signature<Kind> {
+export class MassFileRename extends Signature<Kind> {
   readonly info: SignatureInfo = {
-    name: 'ransomware_file_renames',
-    description: 'Gives many files the same new extension, as file-encrypting ransomware does',
+    name: 'mass_file_rename',
+    description: 'Mass renaming of files: gives many files the same new extension (renamed, or rewritten and the original deleted), as file-encrypting ransomware does',
     severity: 5,
     categories: ['ransomware'],
     ttp: ['T1486'],
