@@ -3,13 +3,6 @@ import { describe, it } from 'node:test';
 import { loadCorpus, parseLabel } from '../helpers/corpus.js';
 import { evaluate, registeredSignatures, type RunResult } from '../helpers/detection-evaluation.js';
 
-/**
- * Signatures that corpus labels name before they exist on this branch: written in parallel (issue 11).
- * A name here is reported as "unknown signature" by the bench and the corpus test instead of failing them.
- * Once a signature is merged, its name leaves this list (the test below then says so).
- */
-const PENDING_SIGNATURES = ['bind_shell', 'http_beaconing', 'mass_file_rename', 'mass_file_modification', 'sleep_evasion'];
-
 describe('detection corpus labels', () => {
   const corpus = loadCorpus(undefined, { requireBuilt: false });
   const registry = registeredSignatures();
@@ -20,10 +13,9 @@ describe('detection corpus labels', () => {
     assert.ok(corpus.length - malicious.length >= 15, `${corpus.length - malicious.length} benign controls`);
   });
 
-  it('names only registered signatures, or ones still being written', () => {
+  it('names only registered signatures', () => {
     const unknown = new Set(corpus.flatMap((sample) => [...sample.label.must_fire, ...sample.label.must_not_fire]).filter((name) => !registry.has(name)));
-    assert.deepEqual([...unknown].filter((name) => !PENDING_SIGNATURES.includes(name)), [], 'a label names a signature that is neither registered nor pending (a typo?)');
-    assert.deepEqual(PENDING_SIGNATURES.filter((name) => registry.has(name)), [], 'a pending signature is registered now: remove it from PENDING_SIGNATURES');
+    assert.deepEqual([...unknown], [], 'a label names a signature that is not registered (a typo?)');
   });
 
   it('has a fast subset for CI that mixes both halves', () => {
