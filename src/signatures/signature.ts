@@ -7,11 +7,12 @@ import type { ProcessTable } from './process-table.js';
 
 /**
  * nestbox's severity scale. Cuckoo's community signatures use 1 to 3 (rarely more) with the same meaning for
- * the low end; nestbox spreads the top so that scoreOf can tell "malicious" from "certainly compromised":
+ * the low end. Severity 3 is where the verdict turns (scoreOf makes it a score of 5 or more), so a signature
+ * of severity 3 or more must never fire on benign software (test/corpus's benign controls check it):
  *  1 informational: common in benign software too, context for the analyst (discovery commands);
- *  2 suspicious: evasion checks, hiding, unusual but explainable behaviour;
- *  3 malicious-leaning: persistence, defence tampering, self-deletion;
- *  4 malicious: credential theft, download-and-execute, rootkit techniques;
+ *  2 suspicious: evasion checks, hiding, unusual but explainable behaviour, capabilities read from a file;
+ *  3 malicious: persistence, defence tampering, self-deletion;
+ *  4 clearly malicious: credential theft, download-and-execute, rootkit techniques;
  *  5 critical: interactive remote control (reverse shells) and destruction (ransomware).
  */
 export type Severity = 1 | 2 | 3 | 4 | 5;

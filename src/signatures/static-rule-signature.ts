@@ -1,4 +1,5 @@
 import type { Report, SignatureMatch, YaraMatch } from '../report/report-types.js';
+import { runsSampleFile } from '../db/schema.js';
 import { techniquesOf } from './attack.js';
 import { Signature, type Severity, type SignatureContext } from './signature.js';
 
@@ -10,7 +11,7 @@ import { Signature, type Severity, type SignatureContext } from './signature.js'
 
 /** The YARA matches of the sample itself: its target entry, else the top-level `yara` section. */
 export function sampleRuleMatches(report: Report): readonly YaraMatch[] {
-  const target = report.target.category === 'file' ? report.target.file?.yara : undefined;
+  const target = runsSampleFile(report.target.category) ? report.target.file?.yara : undefined;
   return target ?? report.yara ?? [];
 }
 
@@ -27,7 +28,7 @@ export function ruleSeverity(rule: YaraMatch, ceiling: Severity): Severity {
 }
 
 /** The strongest severity of the rules; undefined without rules. */
-export function strongestSeverity(rules: readonly YaraMatch[], ceiling: Severity): Severity | undefined {
+function strongestSeverity(rules: readonly YaraMatch[], ceiling: Severity): Severity | undefined {
   if (rules.length === 0) return undefined;
   return Math.max(...rules.map((rule) => ruleSeverity(rule, ceiling))) as Severity;
 }
@@ -44,12 +45,22 @@ export function ruleTechniques(rule: YaraMatch, fallback: readonly string[]): st
 
 /**
  * A signature fed by static capability rules. It matches when at least one of the sample's matched rules names
- * it; each such rule is a mark. The match's severity is the strongest of those rules' (the signature's
- * `info.severity` is the most it may reach), and its techniques are theirs: a sample that only carries SHA-256
- * constants is not reported as using an encrypted channel because AES would be.
+ * it; each such rule is a mark. Its techniques are the rules': a sample that only carries SHA-256 constants is
+ * not reported as using an encrypted channel because AES would be.
+ *
+ * A capability has a `strength`, the most its rules may claim (an operator's rule cannot lift it). The match's
+ * severity is the strongest rule's, but never above `info.severity`: what a program can do, read from its
+ * imports and strings, is at most suspicious on its own; static_capability_combination weighs capabilities
+ * together by their strength and makes the verdict.
  */
 export abstract class StaticRuleSignature extends Signature<never> {
+  abstract readonly strength: Severity;
   #rules: YaraMatch[] = [];
+
+  /** How strong the sample's rules for this capability are; undefined when none matched. */
+  strengthIn(report: Report): Severity | undefined {
+    return strongestSeverity(rulesFeeding(sampleRuleMatches(report), this.info.name), this.strength);
+  }
 
   override onComplete(ctx: SignatureContext): void {
     this.#rules = rulesFeeding(sampleRuleMatches(ctx.report), this.info.name);
@@ -59,6 +70,7 @@ export abstract class StaticRuleSignature extends Signature<never> {
   override result(): SignatureMatch {
     const match = super.result();
     const techniques = new Set(this.#rules.flatMap((rule) => ruleTechniques(rule, this.info.ttp)));
-    return { ...match, severity: strongestSeverity(this.#rules, this.info.severity) ?? this.info.severity, ttp: techniquesOf([...techniques]) };
+    const strongest = strongestSeverity(this.#rules, this.strength) ?? this.info.severity;
+    return { ...match, severity: Math.min(strongest, this.info.severity) as Severity, ttp: techniquesOf([...techniques]) };
   }
 }

