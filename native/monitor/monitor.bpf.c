@@ -347,9 +347,18 @@ static __always_inline void add_written(__u32 tgid, __s32 fd, __u64 bytes) {
   else dropped();
 }
 
+/* Where a call is counted in a process's counts. */
+static __always_inline __u32 count_slot(long nr, bool compat) {
+  __u32 slot = (nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0);
+  // Masked where clang cannot prove it useless: older verifiers (the guest's 6.1) lose the bound of
+  // the sum above, and refuse the index without it.
+  barrier_var(slot);
+  return slot & (COUNT_SLOTS - 1);
+}
+
 /* Counts the call for its process; returns the process's entry. */
 static __always_inline struct proc *count(__u32 tgid, long nr, bool compat) {
-  __u32 slot = (nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0);
+  __u32 slot = count_slot(nr, compat);
   struct proc *p = proc_of(tgid);
   if (!p) {
     bpf_map_update_elem(&procs, &tgid, &zero_proc, BPF_NOEXIST);
@@ -359,10 +368,6 @@ static __always_inline struct proc *count(__u32 tgid, long nr, bool compat) {
       return NULL;
     }
   }
-  // Masked where clang cannot prove it useless: older verifiers (the guest's 6.1) lose the bound of
-  // the sum above, and refuse the index without it.
-  barrier_var(slot);
-  slot &= COUNT_SLOTS - 1;
   __sync_fetch_and_add(&p->counts[slot], 1);
   return p;
 }
@@ -731,6 +736,13 @@ static __always_inline bool read_at_exit(struct task_struct *task, long nr, stru
   return true;
 }
 
+/* The registers of x86-64's pt_regs from r10 to di, in their order there (the entry code's layout). */
+struct arg_regs {
+  __u64 r10, r9, r8, ax, cx, dx, si, di;
+};
+_Static_assert(__builtin_offsetof(struct pt_regs, di) - __builtin_offsetof(struct pt_regs, r10) ==
+               __builtin_offsetof(struct arg_regs, di), "pt_regs holds r10 to di together");
+
 SEC("raw_tracepoint/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
@@ -745,9 +757,11 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   // A process seen at no entry yet made this call before it was traced (the write that joined the cgroup).
   if (!proc_of(tgid)) return 0;
   if (nr == __NR_nanosleep || nr == __NR_clock_nanosleep) bpf_map_delete_elem(&pending, &tid);
-  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9, as the call entered.
-  struct pt_regs r;
-  bpf_probe_read_kernel(&r, sizeof(r), regs);
+  // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9, as the call entered. Read in one go
+  // without copying all of pt_regs: the stack it took, with before_record's, was more than older
+  // verifiers (6.1) allow a program and the function it calls.
+  struct arg_regs r;
+  bpf_probe_read_kernel(&r, sizeof(r), &regs->r10);
   struct pending c = {.nr = nr, .args = {r.di, r.si, r.dx, r.r10, r.r8, r.r9}};
   if (read_at_exit(task, nr, &c)) on_return(nr, &c, (long)ctx->args[1], tid, tgid);
   return 0;
@@ -831,7 +845,7 @@ int process_exec(struct trace_event_raw_sched_process_exec *ctx) {
   // sample's first process was nestbox's until its exec, and only what follows is the sample's,
   // starting with the exec call itself.
   if (p && by_call) {
-    __u32 slot = ((nr & (NR_TABLE - 1)) + (compat ? NR_TABLE : 0)) & (COUNT_SLOTS - 1);
+    __u32 slot = count_slot(nr, compat);
     if (p->counts[slot]) __sync_fetch_and_add(&p->counts[slot], -1);
   }
   send_counts(ts, tid, tgid);

@@ -805,9 +805,63 @@ static bool commands(struct ring_buffer *rb) {
   return true;
 }
 
+/*
+ * Why the kernel refused a program, as " (prog 'name': the verifier's reason)": the loader's last line
+ * carries it, since whoever starts the monitor shows only the last lines of what it wrote.
+ */
+static char refusal[512];
+
+static bool is_statistics(const char *line, size_t length) {
+  static const char *const starts[] = {"processed ", "verification time ", "stack depth ", "-- END PROG LOAD LOG"};
+  for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+    size_t n = strlen(starts[i]);
+    if (length >= n && strncmp(line, starts[i], n) == 0) return true;
+  }
+  return length == 0;
+}
+
+/* A line of the log about one instruction ("382: (0f) r7 += r1"). */
+static bool is_instruction(const char *line, size_t length) {
+  size_t digits = strspn(line, "0123456789");
+  return digits > 0 && digits < length && line[digits] == ':';
+}
+
+/*
+ * From libbpf's message holding a program's verifier log ("prog 'x': -- BEGIN PROG LOAD LOG --\n...
+ * -- END PROG LOAD LOG --"): the log's last line before its statistics, which says what was refused,
+ * after the instruction it is about when the line before is one.
+ */
+static void note_refusal(const char *message) {
+  const char *name = strstr(message, "prog '"), *log = strstr(message, "-- BEGIN PROG LOAD LOG --\n");
+  if (!name || !log || refusal[0]) return;
+  name += strlen("prog '");
+  int name_length = (int)strcspn(name, "'");
+  const char *last = NULL, *before = NULL;
+  size_t last_length = 0, before_length = 0;
+  for (const char *line = strchr(log, '\n') + 1; *line;) {
+    size_t length = strcspn(line, "\n");
+    if (!is_statistics(line, length)) {
+      before = last, before_length = last_length;
+      last = line, last_length = length;
+    }
+    line += length + (line[length] == '\n');
+  }
+  if (!last) return;
+  if (before && is_instruction(before, before_length) && !is_instruction(last, last_length))
+    snprintf(refusal, sizeof(refusal), " (prog '%.*s': %.*s: %.*s)", name_length, name, (int)before_length, before,
+             (int)last_length, last);
+  else
+    snprintf(refusal, sizeof(refusal), " (prog '%.*s': %.*s)", name_length, name, (int)last_length, last);
+}
+
 static int print_libbpf(enum libbpf_print_level level, const char *format, va_list args) {
   if (level == LIBBPF_DEBUG) return 0;
-  return vfprintf(stderr, format, args);
+  char *message = NULL;
+  if (vasprintf(&message, format, args) < 0) return -1;
+  note_refusal(message);
+  int written = fputs(message, stderr);
+  free(message);
+  return written;
 }
 
 int main(int argc, char **argv) {
@@ -834,7 +888,7 @@ int main(int argc, char **argv) {
   int error = monitor_bpf__load(skel);
   if (!error) error = monitor_bpf__attach(skel);
   if (error) {
-    fprintf(stderr, "monitor: cannot load or attach the BPF programs: %s\n", strerror(-error));
+    fprintf(stderr, "monitor: cannot load or attach the BPF programs: %s%s\n", strerror(-error), refusal);
     return 1;
   }
   struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
