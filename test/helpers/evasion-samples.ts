@@ -3,9 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
-import { form, type TestServer } from './server.js';
 
 /**
  * Issue 10's evasion samples (test/fixtures) and what their reports must show, the same on every machine
@@ -20,41 +18,6 @@ export function compileSample(name: string, dir: string): Buffer {
 }
 
 export const sha256 = (content: Uint8Array) => createHash('sha256').update(content).digest('hex');
-
-/** Submits a sample through the API; returns its task id. */
-export async function submitSample(server: TestServer, name: string, content: string | Uint8Array, fields: Record<string, string> = {}): Promise<number> {
-  const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
-    method: 'POST',
-    body: form({ timeout: '30', ...fields }, [['file', name, content]]),
-  });
-  assert.equal(status, 200, JSON.stringify(body));
-  return body.task_id;
-}
-
-/** A task's report once it is reported, with the task's folder. */
-export async function reportOf(server: TestServer, id: number, waitMs = 240_000): Promise<any> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { body: view } = await server.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${id}`);
-    if (view.task.status === 'reported') break;
-    assert.ok(!view.task.status.startsWith('failed'), `task ${id}: ${view.task.status} ${view.task.errors.join('; ')}`);
-    assert.ok(Date.now() < deadline, `task ${id} still ${view.task.status}`);
-    await sleep(500);
-  }
-  const { body: report } = await server.json<any>(`/tasks/report/${id}`);
-  return { ...report, taskDir: join(server.ctx.layout.analyses, String(id)) };
-}
-
-/** Submits a sample and returns its report once it is reported, with the task's folder. */
-export async function analyseSample(
-  server: TestServer,
-  name: string,
-  content: string | Uint8Array,
-  fields: Record<string, string> = {},
-  waitMs = 240_000,
-): Promise<any> {
-  return reportOf(server, await submitSample(server, name, content, fields), waitMs);
-}
 
 interface DroppedView {
   filepath: string;

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
-import { analyseSample, compileSample, supervisedEvasions } from '../helpers/evasion-samples.js';
+import { compileSample, supervisedEvasions } from '../helpers/evasion-samples.js';
+import { analyseSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**

@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
-import { allCalls, assertCuckooShape, assertReverseShell, reportOf, signatureNames, submitSample, type ReportView as EvasionReportView } from '../helpers/evasion-samples.js';
+import { allCalls, assertCuckooShape, assertReverseShell, signatureNames, type ReportView as EvasionReportView } from '../helpers/evasion-samples.js';
+import { reportOf, submitSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { analyseSample, assertCuckooShape, assertReverseShell, compileSample, supervisedEvasions } from '../helpers/evasion-samples.js';
+import { assertCuckooShape, assertReverseShell, compileSample, supervisedEvasions } from '../helpers/evasion-samples.js';
+import { analyseSample } from '../helpers/sample-through-api.js';
 import { COLLECT_GRACE_S } from '../helpers/qemu-timing.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

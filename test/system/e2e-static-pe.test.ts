@@ -2,33 +2,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { scoreOf } from '../../src/signatures/index.js';
 import { buildCorpusSample } from '../helpers/corpus-build.js';
-import { form, startTestServer, type TestServer } from '../helpers/server.js';
+import { analyseSample } from '../helpers/sample-through-api.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Issue 11's static capability signatures end to end: Windows executables submitted through the API to the
  * Linux machine, which cannot run them, still get their static analysis, the signatures fed by the static
  * rules and the score those give.
  */
-
-interface TaskView {
-  id: number;
-  status: string;
-  errors: string[];
-}
-
-async function waitForTask(server: TestServer, id: number, timeoutMs = 240_000): Promise<TaskView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await server.json<{ task: TaskView }>(`/tasks/view/${id}`);
-    if (['reported', 'failed_analysis', 'failed_processing', 'failed_reporting'].includes(body.task.status)) return body.task;
-    if (Date.now() > deadline) throw new Error(`task ${id} still ${body.task.status}`);
-    await sleep(500);
-  }
-}
 
 describe('static capability signatures of a PE analysed on the Linux machine', { timeout: 600_000 }, () => {
   let server: TestServer;
@@ -41,19 +25,8 @@ describe('static capability signatures of a PE analysed on the Linux machine', {
     rmSync(work, { recursive: true, force: true });
   });
 
-  async function analyse(id: string, name: string): Promise<any> {
-    const content = readFileSync(buildCorpusSample(id, work));
-    const { status, body } = await server.json<{ task_id: number }>('/tasks/create/file', {
-      method: 'POST',
-      body: form({ timeout: '10' }, [['file', name, content]]),
-    });
-    assert.equal(status, 200, JSON.stringify(body));
-    const task = await waitForTask(server, body.task_id);
-    assert.equal(task.status, 'reported', `errors: ${task.errors.join('; ')}`);
-    const report = await server.json<any>(`/tasks/report/${body.task_id}`);
-    assert.equal(report.status, 200);
-    return report.body;
-  }
+  const analyse = (id: string, name: string): Promise<any> =>
+    analyseSample(server, name, readFileSync(buildCorpusSample(id, work)), { timeout: '10' });
 
   it('reports an injector that also checks for debuggers with its static signatures, scored at least 5', async () => {
     const report = await analyse('malicious/pe-injector', 'injector.exe');
