@@ -104,7 +104,7 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('runs a script through the agent: behaviour, dropped files, fake internet, screenshots, memory dumps', async () => {
+  it('runs a script through the agent: behaviour, dropped files, fake internet, screenshots, memory dumps', async (t) => {
     // A listener on the host's loopback: QEMU's user-mode network would lead the guest's 10.0.2.2 here if
     // it were not restricted.
     let hostConnections = 0;
@@ -113,6 +113,8 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
       socket.destroy();
     }).listen(0, '127.0.0.1');
     await once(hostListener, 'listening');
+    // Closed however the test ends: a listener left open keeps this file's process alive, and the run waits on it.
+    t.after(() => hostListener.close());
     const hostPort = (hostListener.address() as AddressInfo).port;
     const outcome = await analyse(
       [
@@ -134,7 +136,6 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     assert.equal(result.route, 'inetsim');
     assert.match(analysisLog, /sample says hello/);
     assert.match(analysisLog, /fetched payload/);
-    hostListener.close();
     assert.match(analysisLog, /host unreachable/);
     assert.equal(hostConnections, 0, 'the agent network leads the guest nowhere');
 
