@@ -237,6 +237,28 @@ describe('qemu machinery (TCG)', { timeout: 40 * 60_000 }, () => {
     assertReleased(outcome.session);
   });
 
+  it("cleanupStale takes only its own run folder's machines: another nestbox's running QEMU is left alone", async (t) => {
+    // Stand-ins for QEMU processes as cleanup finds them: named nbq-<id> (a script's name is its comm),
+    // started with -name nestbox,process=nbq-<id> and a QMP socket in their run folder.
+    const scripts = mkdtempSync(join(tmpdir(), 'nestbox-stale-'));
+    const decoy = (id: string, runDir: string) => {
+      const script = join(scripts, `nbq-${id}`);
+      // Short sleeps in a loop: the shell keeps its name and arguments, and a killed one leaves no long sleep behind.
+      writeFileSync(script, '#!/bin/sh\nwhile :; do sleep 1; done\n', { mode: 0o755 });
+      const child = spawn(script, ['-name', `nestbox,process=nbq-${id}`, '-qmp', `unix:${join(runDir, id)}/qmp.sock,server=on,wait=off`], { stdio: 'ignore' });
+      t.after(() => child.kill('SIGKILL'));
+      return child;
+    };
+    const theirs = decoy('ab_c0ffee', '/run/nestbox/another-nestbox');
+    const ours = decoy('ab_deadbe', RUN_DIR);
+    for (let i = 0; i < 50 && (qemuProcessesOf('ab_c0ffee').length === 0 || qemuProcessesOf('ab_deadbe').length === 0); i++) await sleep(100);
+    await machinery.cleanupStale();
+    for (let i = 0; i < 50 && ours.exitCode === null && ours.signalCode === null; i++) await sleep(100);
+    assert.equal(ours.signalCode, 'SIGKILL', 'a QEMU of this run folder with no live owner is killed');
+    assert.equal(theirs.exitCode === null && theirs.signalCode === null, true, "another run folder's QEMU still runs");
+    rmSync(scripts, { recursive: true, force: true });
+  });
+
   it('leaves nothing behind when nestbox dies mid-task, and cleanupStale removes the remains', async () => {
     const child = spawn(process.execPath, [fileURLToPath(new URL('../qemu-crash-child.js', import.meta.url))], {
       stdio: ['ignore', 'pipe', 'inherit'],

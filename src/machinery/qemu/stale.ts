@@ -7,10 +7,12 @@ import { ownerIsAlive } from '../host/ownership.js';
 import { removeTap, TAP_PREFIX } from './analysis-link.js';
 
 /**
- * Removes what QEMU machines of dead nestbox processes left behind, found by nestbox's naming: QEMU
- * processes named `nbq-<machine id>`, host tap devices of that name, run folders named by machine id.
- * A machine whose owner (recorded in its run folder) still runs belongs to another live nestbox and is
- * left alone. QEMU normally dies with its owner (parent-death signal): this is the backstop.
+ * Removes what QEMU machines of dead nestbox processes left behind in one run folder, found by nestbox's
+ * naming: QEMU processes named `nbq-<machine id>` started with a path in that folder, host tap devices of
+ * that name, run folders named by machine id. A machine whose owner (recorded in its run folder) still
+ * runs belongs to another live nestbox and is left alone, and so is every machine of another run folder:
+ * two nestbox processes with their own run folders never take each other's machines. QEMU normally dies
+ * with its owner (parent-death signal): this is the backstop.
  */
 export interface StaleReport {
   processes: number[];
@@ -26,8 +28,10 @@ export async function cleanupStaleQemu(runDir: string, log: Logger): Promise<Sta
     else dead.push(id);
   }
   const report: StaleReport = { processes: [], taps: [], folders: [] };
-  for (const { pid, id } of await qemuProcesses()) {
-    if (live.has(id)) continue;
+  const ours = new Set(dead);
+  for (const { pid, id, argv } of await qemuProcesses()) {
+    if (live.has(id) || !argv.some((arg) => arg.includes(`${join(runDir, id)}/`))) continue;
+    ours.add(id);
     try {
       process.kill(pid, 'SIGKILL');
       report.processes.push(pid);
@@ -36,7 +40,7 @@ export async function cleanupStaleQemu(runDir: string, log: Logger): Promise<Sta
     }
   }
   for (const tap of await hostTaps()) {
-    if (live.has(tap.slice(TAP_PREFIX.length))) continue;
+    if (!ours.has(tap.slice(TAP_PREFIX.length))) continue;
     await removeTap(tap);
     report.taps.push(tap);
   }
@@ -48,16 +52,16 @@ export async function cleanupStaleQemu(runDir: string, log: Logger): Promise<Sta
   return report;
 }
 
-/** Our QEMU processes: named nbq-<id> and started with `-name nestbox,...`. */
-async function qemuProcesses(): Promise<{ pid: number; id: string }[]> {
-  const found: { pid: number; id: string }[] = [];
+/** nestbox's QEMU processes, of any run folder: named nbq-<id> and started with `-name nestbox,...`. */
+async function qemuProcesses(): Promise<{ pid: number; id: string; argv: string[] }[]> {
+  const found: { pid: number; id: string; argv: string[] }[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const comm = (await readFile(`/proc/${entry}/comm`, 'utf8')).trim();
       if (!comm.startsWith(TAP_PREFIX)) continue;
       const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      if (argv.includes(`nestbox,process=${comm}`)) found.push({ pid: Number(entry), id: comm.slice(TAP_PREFIX.length) });
+      if (argv.includes(`nestbox,process=${comm}`)) found.push({ pid: Number(entry), id: comm.slice(TAP_PREFIX.length), argv });
     } catch {
       // the process ended while we looked
     }
