@@ -67,6 +67,12 @@ export function loadCorpus(root = corpusRoot(), { requireBuilt = true } = {}): C
   return samples;
 }
 
+/** One sample by its path under the corpus, e.g. 'malicious/pe-injector': its built file and label. */
+export function corpusSample(path: string, root = corpusRoot()): CorpusSample {
+  const [verdict, id] = path.split('/') as [Verdict, string];
+  return loadSample(join(root, verdict, id), id, verdict, true);
+}
+
 function loadSample(dir: string, id: string, verdict: Verdict, requireBuilt: boolean): CorpusSample {
   const sources = Object.keys(SOURCES).filter((name) => existsSync(join(dir, name)));
   if (sources.length !== 1) throw new Error(`${dir}: wants exactly one of ${Object.keys(SOURCES).join(', ')}, has ${sources.length}`);

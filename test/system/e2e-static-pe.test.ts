@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { scoreOf } from '../../src/signatures/index.js';
-import { buildCorpusSample } from '../helpers/corpus-build.js';
+import { corpusSample } from '../helpers/corpus.js';
 import { analyseSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -16,17 +14,13 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('static capability signatures of a PE analysed on the Linux machine', { timeout: 600_000 }, () => {
   let server: TestServer;
-  const work = mkdtempSync(join(tmpdir(), 'nestbox-e2e-static-'));
   before(async () => {
     server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
   });
-  after(async () => {
-    await server.close();
-    rmSync(work, { recursive: true, force: true });
-  });
+  after(() => server.close());
 
   const analyse = (id: string, name: string): Promise<any> =>
-    analyseSample(server, name, readFileSync(buildCorpusSample(id, work)), { timeout: '10' });
+    analyseSample(server, name, readFileSync(corpusSample(id).path), { timeout: '10' });
 
   it('reports an injector that also checks for debuggers with its static signatures, scored at least 5', async () => {
     const report = await analyse('malicious/pe-injector', 'injector.exe');

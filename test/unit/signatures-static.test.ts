@@ -16,20 +16,13 @@ import { ruleSeverity, StaticRuleSignature } from '../../src/signatures/static-r
 import { FileTypeDetector } from '../../src/storage/filetype.js';
 import { taskRow } from '../helpers/tasks.js';
 import { baseReport, makeAnalysis, runScenario } from '../helpers/signatures.js';
-import { buildCorpusSample, CORPUS_DIR } from '../helpers/corpus-build.js';
+import { corpusRoot, corpusSample } from '../helpers/corpus.js';
 
 /**
  * Static capability rules (rules/yara/capabilities-*.yar, crypto.yar, packers.yar) and the signatures they
- * feed, on the corpus's PE and ELF samples compiled here: the real processing modules (target, static, yara
+ * feed, on the corpus's PE and ELF samples (built by scripts/build-corpus.sh): the real processing modules (target, static, yara
  * with the shipped rules) make the report sections, then every shipped signature runs on them.
  */
-
-interface Label {
-  verdict: 'malicious' | 'benign';
-  must_fire: string[];
-  must_not_fire: string[];
-  attack: string[];
-}
 
 const SAMPLES = ['malicious/pe-injector', 'malicious/pe-keylogger', 'malicious/pe-dropper', 'malicious/elf-implant', 'benign/pe-hello', 'benign/pe-desktop-tool'];
 /** An ordinary ELF built by gcc: the program that only prints, compiled for Linux. */
@@ -112,8 +105,10 @@ describe('static capability rules and their signatures', () => {
   const named = (id: string, signature: string) => get(id).matches.find((match) => match.name === signature);
 
   before(async () => {
-    for (const id of SAMPLES) analysed.set(id, await analyse(buildCorpusSample(id, work), id));
-    analysed.set(ELF_HELLO, await analyse(buildCorpusSample('benign/pe-hello', work, 'elf'), 'hello'));
+    for (const id of SAMPLES) analysed.set(id, await analyse(corpusSample(id).path, id));
+    const elfHello = join(work, 'hello');
+    execFileSync('gcc', ['-O1', '-w', '-static', '-o', elfHello, '-x', 'c', join(corpusRoot(), 'benign/pe-hello/sample.win.c')]);
+    analysed.set(ELF_HELLO, await analyse(elfHello, 'hello'));
     assert.deepEqual(yara.problems, []);
   });
   after(async () => {
@@ -140,7 +135,7 @@ describe('static capability rules and their signatures', () => {
 
   it('fires what each corpus sample says must fire and nothing it says must not; malicious ones score at least 5, benign ones at most 1', () => {
     for (const id of SAMPLES) {
-      const label = JSON.parse(readFileSync(join(CORPUS_DIR, id, 'label.json'), 'utf8')) as Label;
+      const { label } = corpusSample(id);
       const names = get(id).matches.map((match) => match.name);
       for (const name of label.must_fire) assert.ok(names.includes(name), `${id}: ${name} did not fire (${names.join(', ')})`);
       for (const name of label.must_not_fire) assert.ok(!names.includes(name), `${id}: ${name} fired`);
