@@ -1,3 +1,4 @@
+import { entropy } from '../../processing/binary-reader.js';
 import type { BehaviorEvent } from '../../report/events.js';
 import type { DroppedFile } from '../../report/report-types.js';
 import { openAccess } from '../helpers/file-access.js';
@@ -39,15 +40,6 @@ async function anyScrambled(versions: DroppedFile[] | undefined): Promise<boolea
   if (!versions) return scrambled(undefined);
   for (const version of versions) if (await scrambled(version)) return true;
   return false;
-}
-
-/** Shannon entropy in bits per byte. */
-function entropy(bytes: Buffer): number {
-  const counts = new Array<number>(256).fill(0);
-  for (const byte of bytes) counts[byte]! += 1;
-  let bits = 0;
-  for (const count of counts) if (count > 0) bits -= (count / bytes.length) * Math.log2(count / bytes.length);
-  return bits;
 }
 
 interface FileState {
