@@ -17,3 +17,8 @@ export function isIpLiteral(host: string): boolean {
 export function isRemoteInet(family: string, address: string): boolean {
   return (family === 'inet' || family === 'inet6') && !isLocalAddress(address);
 }
+
+/** address:port, with an IPv6 address in brackets. */
+export function endpoint(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}

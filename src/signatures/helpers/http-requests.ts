@@ -1,7 +1,6 @@
 import type { Report } from '../../report/report-types.js';
 import type { EventOf } from '../signature.js';
-import { isIpLiteral } from './addresses.js';
-import { endpoint } from './periodicity.js';
+import { endpoint, isIpLiteral } from './addresses.js';
 
 /** The head of an HTTP request as a send's first bytes show it (they may end before the headers do). */
 export interface HttpHead {

@@ -23,7 +23,3 @@ export function regularity(times: readonly number[]): Regularity | null {
   const jitter = Math.sqrt(gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length) / mean;
   return jitter <= MAX_JITTER ? { count: sorted.length, interval: mean, jitter } : null;
 }
-
-export function endpoint(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-}

@@ -1,6 +1,6 @@
-import { isRemoteInet } from '../helpers/addresses.js';
+import { endpoint, isRemoteInet } from '../helpers/addresses.js';
 import { capturedHttpEndpoints, httpHeadOf } from '../helpers/http-requests.js';
-import { endpoint, regularity } from '../helpers/periodicity.js';
+import { regularity } from '../helpers/periodicity.js';
 import { flowsOf } from '../helpers/report-data.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 

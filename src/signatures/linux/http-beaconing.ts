@@ -1,8 +1,8 @@
 import type { BehaviorEvent } from '../../report/events.js';
-import { isRemoteInet } from '../helpers/addresses.js';
+import { endpoint, isRemoteInet } from '../helpers/addresses.js';
 import { addressesOfHost, httpHeadOf } from '../helpers/http-requests.js';
 import { basename } from '../helpers/paths.js';
-import { endpoint, regularity, type Regularity } from '../helpers/periodicity.js';
+import { regularity, type Regularity } from '../helpers/periodicity.js';
 import { flowsOf } from '../helpers/report-data.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
 
