@@ -74,12 +74,14 @@ install_modules() {
 
 build() {
   local stamp=dist/.build-stamp
-  if [[ -f $stamp ]] && [[ -z $(find src test bench tsconfig.json package.json -newer "$stamp" -print -quit 2>/dev/null) ]]; then
+  if [[ -f $stamp ]] && [[ -z $(find src test bench web scripts/build-web.mjs tsconfig.json package.json -newer "$stamp" -print -quit 2>/dev/null) ]]; then
     return 0
   fi
   log "building"
   rm -rf dist
   npx tsc -p tsconfig.json
+  # The web interface (web/ -> dist/web), bundled with esbuild.
+  node scripts/build-web.mjs
   touch "$stamp"
 }
 

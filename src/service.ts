@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
 import type { Scheduler } from './scheduler/scheduler.js';
+import { registerWeb } from './web/index.js';
 
 export interface ServiceOptions {
   /** Run the analysis engine (scheduler, machines, processing) beside the API. */
@@ -19,9 +20,10 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** The whole nestbox node: the REST API and, unless disabled, the analysis engine behind it. */
+/** The whole nestbox node: the REST API, the web interface and, unless disabled, the analysis engine behind it. */
 export async function createService(ctx: AppContext, options: ServiceOptions = {}): Promise<Service> {
   const app = await buildServer(ctx, { onExit: options.onExit });
+  await registerWeb(app, ctx);
   const scheduler = options.engine === false ? undefined : await createScheduler(ctx, options.pollMs);
   await scheduler?.start();
   return {

@@ -13,9 +13,20 @@ export function registerAuth(app: FastifyInstance, token: string): void {
   if (token === '') return;
   const authorized = authorizationCheck(token);
   app.addHook('onRequest', (request, reply, done) => {
-    if (authorized(request.headers.authorization)) return done();
+    if (authorized(request.headers.authorization) || isPublicPagePath(request.method, request.url)) return done();
     reply.code(401).send({ message: AUTH_REQUIRED_MESSAGE });
   });
+}
+
+/**
+ * The web interface's page and bundled assets (GET /, /ui, /ui/... but not /ui/api/...) hold no data and
+ * must load before anyone signs in, as must the answer to whether the interface has to ask for the token.
+ */
+export function isPublicPagePath(method: string, url: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const path = url.split('?')[0]!;
+  if (path === '/ui/api/session') return true;
+  return path === '/' || path === '/ui' || (path.startsWith('/ui/') && !path.startsWith('/ui/api/'));
 }
 
 /** Whether an Authorization header lets a request in; every header does when no token is configured. */
