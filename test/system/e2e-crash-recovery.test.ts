@@ -96,11 +96,15 @@ describe('crash recovery', { timeout: 600_000 }, () => {
     body.append('timeout', '60');
     const { task_id: id } = (await (await fetch(`${url}/tasks/create/file`, { method: 'POST', body })).json()) as { task_id: number };
     await waitFor('the analysis to run', async () => ((await taskOf(url, id)).status === 'running' ? true : undefined), 240_000);
-    await sleep(2000);
+    // A task is running before its machine and network exist; on a loaded host that takes seconds.
+    // Only what this service owns counts: other tests may run machines meanwhile.
     const killedPid = child.pid!;
+    await waitFor('the machine and network of the analysis', async () => {
+      const owned = ownedBy(killedPid);
+      return owned.machines.length > 0 && owned.networks.length > 0 ? owned : undefined;
+    }, 120_000);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
-    // Only what the killed service owned counts: other tests may run machines meanwhile.
     const orphaned = ownedBy(killedPid);
     assert.ok(orphaned.machines.length > 0 && orphaned.networks.length > 0, 'the killed analysis left a machine and a network');
     assert.ok(remainsOf(orphaned).length > 0, 'there was something to clean up');
