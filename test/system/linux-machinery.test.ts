@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
+import { machineId } from '../../src/machinery/host/machine-id.js';
 import { rebootStatePath } from '../../src/machinery/linux/reboot-state.js';
 import { linuxSettingsSchema } from '../../src/machinery/linux/settings.js';
 import type { Machinery } from '../../src/machinery/types.js';
@@ -199,6 +200,24 @@ describe('linux machinery', () => {
       isNestboxError(error),
     );
     assertNothingOfTask(taskId);
+  });
+
+  it('leaves a machine folder alone while another nestbox sets it up, before its owner record exists', async () => {
+    const runDir = linuxSettingsSchema.parse({}).run_dir;
+    const settingUp = join(runDir, machineId(9_998));
+    const crashed = join(runDir, machineId(9_999));
+    mkdirSync(settingUp, { recursive: true });
+    mkdirSync(crashed, { recursive: true });
+    // No process started at tick "gone": the owner it names is not running.
+    writeFileSync(join(crashed, 'owner.json'), JSON.stringify({ pid: 1, startTime: 'gone', taskId: 9_999 }));
+    try {
+      await machinery.cleanupStale();
+      assert.equal(existsSync(settingUp), true, 'a folder being set up survives');
+      assert.equal(existsSync(crashed), false, 'a folder whose owner is gone is removed');
+    } finally {
+      rmSync(settingUp, { recursive: true, force: true });
+      rmSync(crashed, { recursive: true, force: true });
+    }
   });
 
   it('removes what a crashed nestbox left behind, and nothing of live machines', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -15,16 +15,36 @@ export interface MachineOwner {
 }
 
 const OWNER_FILE = 'owner.json';
+/**
+ * A run folder is made, then its owner recorded, by another nestbox perhaps: a folder with no owner
+ * record yet that is younger than this is being set up, not left by a crash.
+ */
+const SETUP_GRACE_MS = 60_000;
 
 export async function recordOwner(dir: string, taskId: number): Promise<void> {
   const owner: MachineOwner = { pid: process.pid, startTime: processStartTime(process.pid) ?? '', taskId };
   await writeFile(join(dir, OWNER_FILE), JSON.stringify(owner));
 }
 
-export async function ownerIsAlive(dir: string): Promise<boolean> {
+/** Whether the machine's folder is in use: its owner still runs, or it is still being set up. */
+export async function isClaimed(dir: string): Promise<boolean> {
+  let record: string;
   try {
-    const owner = JSON.parse(await readFile(join(dir, OWNER_FILE), 'utf8')) as MachineOwner;
+    record = await readFile(join(dir, OWNER_FILE), 'utf8');
+  } catch {
+    return isBeingSetUp(dir);
+  }
+  try {
+    const owner = JSON.parse(record) as MachineOwner;
     return processStartTime(owner.pid) === owner.startTime;
+  } catch {
+    return false;
+  }
+}
+
+async function isBeingSetUp(dir: string): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(dir)).ctimeMs < SETUP_GRACE_MS;
   } catch {
     return false;
   }

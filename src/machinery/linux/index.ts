@@ -17,7 +17,7 @@ import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/n
 import { createTracer, type BehaviourTracer } from '../host/tracer/index.js';
 import { isMachineId } from '../host/machine-id.js';
 import { MachineDisk, mountedMachineDisks } from './overlay.js';
-import { ownerIsAlive } from '../host/ownership.js';
+import { isClaimed } from '../host/ownership.js';
 import { sandboxSeccompProgram } from './seccomp.js';
 import type { MachineContext } from './machine-context.js';
 import { LinuxSession } from './session.js';
@@ -162,7 +162,7 @@ export async function cleanupStaleMachines(runDir: string, log: Logger): Promise
   }
   const stale: string[] = [];
   for (const [id, dir] of folders) {
-    if (dir && (await ownerIsAlive(dir))) continue;
+    if (dir && (await isClaimed(dir))) continue;
     stale.push(id);
     try {
       await new MachineCgroups(layout, id).remove();

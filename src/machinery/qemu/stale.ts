@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { runCommand } from '../host/command.js';
 import { isMachineId } from '../host/machine-id.js';
-import { ownerIsAlive } from '../host/ownership.js';
+import { isClaimed } from '../host/ownership.js';
 import { removeTap, TAP_PREFIX } from './analysis-link.js';
 
 /**
@@ -24,7 +24,7 @@ export async function cleanupStaleQemu(runDir: string, log: Logger): Promise<Sta
   const live = new Set<string>();
   const dead: string[] = [];
   for (const id of (await readdir(runDir).catch(() => [] as string[])).filter(isMachineId)) {
-    if (await ownerIsAlive(join(runDir, id))) live.add(id);
+    if (await isClaimed(join(runDir, id))) live.add(id);
     else dead.push(id);
   }
   const report: StaleReport = { processes: [], taps: [], folders: [] };
