@@ -15,9 +15,9 @@ export async function dashboardRoutes(app: FastifyInstance, ctx: AppContext): Pr
 
   app.get('/ui/api/dashboard', async () => dashboardOf(ctx));
 
-  app.get('/ui/api/dashboard/stream', async (request, reply) => {
+  app.get('/ui/api/dashboard/stream', async (_request, reply) => {
     const first = await dashboardOf(ctx);
-    const stream = streams.start(request, reply);
+    const stream = streams.start(reply);
     stream.send('dashboard', first);
     if (!stream.isClosed) stream.onClose(feed.subscribe((json) => stream.sendJson('dashboard', json)));
   });

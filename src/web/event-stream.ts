@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { SECURITY_HEADERS } from '../api/headers.js';
 
 /** A comment line every this often keeps proxies and the browser from taking the stream for dead. */
@@ -12,11 +12,11 @@ export class EventStreams {
   private readonly open = new Set<EventStream>();
 
   /** Takes the request over from the framework and starts the stream. */
-  start(request: FastifyRequest, reply: FastifyReply): EventStream {
+  start(reply: FastifyReply): EventStream {
     reply.hijack();
     const stream = new EventStream(reply, () => this.open.delete(stream));
     this.open.add(stream);
-    request.raw.on('close', () => stream.close());
+    reply.raw.on('close', () => stream.close());
     return stream;
   }
 

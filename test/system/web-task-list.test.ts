@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { NewTask } from '../../src/db/schema.js';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { taskRow } from '../helpers/tasks.js';
 
@@ -26,9 +27,13 @@ interface Page {
   pageSize: number;
 }
 
-/** The web interface's task list and bulk actions over HTTP, on tasks stored with known fields. */
-describe('web task list', () => {
+/**
+ * The web interface's task list and bulk actions over HTTP, on tasks stored with known fields. The list
+ * is one query: it is run on both databases, which differ in LIKE, NULL ordering and number types.
+ */
+for (const database of ['sqlite', 'postgres'] as const) describe(`web task list (${database})`, () => {
   let server: TestServer;
+  let postgres: TestPostgres | undefined;
   const ids: Record<string, number> = {};
 
   const insert = async (name: string, fields: Partial<NewTask>) => {
@@ -42,7 +47,8 @@ describe('web task list', () => {
   const idsOf = (page: Page) => page.tasks.map((task) => task.id);
 
   before(async () => {
-    server = await startTestServer();
+    postgres = database === 'postgres' ? startTestPostgres() : undefined;
+    server = await startTestServer(postgres ? { database: { connection: postgres.url } } : {});
     await insert('low', { status: 'reported', score: 1.5, category: 'url', target: 'http://low.example/', package: 'ie', owner: 'alice', tags: '["x86","office"]', added_on: '2026-01-01T10:00:00.000Z', completed_on: '2026-01-01T11:00:00.000Z' });
     await insert('high', { status: 'reported', score: 8, target: '/srv/tmp/abc/invoice.exe', package: 'exe', owner: 'bob', tags: '["x64"]', added_on: '2026-01-02T10:00:00.000Z', completed_on: '2026-01-02T10:30:00.000Z' });
     await insert('pending', { status: 'pending', category: 'url', target: 'http://pending.example/', machine: 'win7', tags: '["50%_off"]', added_on: '2026-01-03T10:00:00.000Z' });
@@ -50,7 +56,10 @@ describe('web task list', () => {
     const ran = await server.ctx.stores.guests.create(ids.high!, { name: 'linux1', label: 'linux1' }, 'linux');
     await server.ctx.stores.guests.setStatus(ran, 'stopped');
   });
-  after(() => server.close());
+  after(async () => {
+    await server?.close();
+    postgres?.stop();
+  });
 
   it('lists every task, newest first by default, with the row fields of the contract', async () => {
     const page = await list('');
