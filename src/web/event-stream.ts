@@ -11,10 +11,12 @@ export const HEARTBEAT_MS = 15_000;
 export class EventStreams {
   private readonly open = new Set<EventStream>();
 
+  constructor(private readonly heartbeatMs = HEARTBEAT_MS) {}
+
   /** Takes the request over from the framework and starts the stream. */
   start(reply: FastifyReply): EventStream {
     reply.hijack();
-    const stream = new EventStream(reply, () => this.open.delete(stream));
+    const stream = new EventStream(reply, this.heartbeatMs, () => this.open.delete(stream));
     this.open.add(stream);
     reply.raw.on('close', () => stream.close());
     return stream;
@@ -32,13 +34,14 @@ export class EventStream {
 
   constructor(
     private readonly reply: FastifyReply,
+    heartbeatMs: number,
     onClose: () => void,
   ) {
     this.closeListeners.push(onClose);
     // The connection closes with the stream: a kept-alive socket would hold the server's close().
     reply.raw.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'close' });
     reply.raw.flushHeaders();
-    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), heartbeatMs);
     this.heartbeat.unref();
   }
 

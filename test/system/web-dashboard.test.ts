@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { machineSchema } from '../../src/config/schema.js';
 import { TASK_STATUSES } from '../../src/db/schema.js';
+import { EventReader } from '../helpers/event-stream.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { taskRow } from '../helpers/tasks.js';
 
@@ -11,80 +11,6 @@ interface Dashboard {
   tasksByState: Record<string, number>;
   machines: Array<{ name: string; label: string; platform: string; locked: boolean; task: number | null; status: string | null }>;
   recent: Array<{ id: number; target: string; state: string }>;
-}
-
-/**
- * A server-sent event stream read as a browser's EventSource reads it: `event:` and `data:` lines. Over
- * node:http on a connection of its own, which `cancel` closes (fetch's pool would open another).
- */
-class EventReader {
-  readonly comments: string[] = [];
-  private buffer = '';
-  private ended = false;
-  private wake: (() => void) | undefined;
-
-  private constructor(
-    readonly response: http.IncomingMessage,
-    private readonly request: http.ClientRequest,
-  ) {
-    response.setEncoding('utf8');
-    response.on('data', (text: string) => {
-      this.buffer += text;
-      this.wake?.();
-    });
-    response.on('close', () => {
-      this.ended = true;
-      this.wake?.();
-    });
-  }
-
-  static open(url: string): Promise<EventReader> {
-    return new Promise((resolve, reject) => {
-      const request = http.get(url, { agent: false }, (response) => resolve(new EventReader(response, request)));
-      request.on('error', reject);
-    });
-  }
-
-  /** The next event, or undefined when the stream ended; fails after `timeoutMs`. */
-  async next(timeoutMs = 5000): Promise<{ event: string; data: any } | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const end = this.buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const lines = this.buffer.slice(0, end).split('\n');
-        this.buffer = this.buffer.slice(end + 2);
-        this.comments.push(...lines.filter((line) => line.startsWith(':')));
-        const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
-        const data = lines.find((line) => line.startsWith('data: '))?.slice(6);
-        if (event !== undefined) return { event, data: JSON.parse(data ?? 'null') };
-        continue;
-      }
-      if (this.ended) return undefined;
-      const left = deadline - Date.now();
-      assert.ok(left > 0, 'no event in time');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  /** Events until one satisfies `wanted`. */
-  async until(wanted: (data: any) => boolean, timeoutMs = 5000): Promise<any> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const next = await this.next(Math.max(1, deadline - Date.now()));
-      assert.ok(next, 'the stream ended');
-      if (wanted(next.data)) return next.data;
-    }
-  }
-
-  cancel(): void {
-    this.request.destroy();
-  }
 }
 
 describe('web dashboard', () => {
