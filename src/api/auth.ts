@@ -1,39 +1,124 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { cookieValue, randomToken, SESSION_COOKIE, type Session, SessionStore } from './sessions.js';
 
 export const AUTH_REQUIRED_MESSAGE =
   "Authentication in the form of an 'Authorization: Bearer <TOKEN>' header is required";
+export const CSRF_HEADER = 'x-nestbox-csrf';
+export const CSRF_REQUIRED_MESSAGE = 'This request needs the X-Nestbox-CSRF header given by GET /ui/api/session';
+
+/** How a request is let in: no token configured, the Bearer token, or a web interface session. */
+export type Access = { kind: 'open' } | { kind: 'bearer' } | { kind: 'session'; id: string; session: Session };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    access?: Access;
+  }
+  interface FastifyInstance {
+    accessControl: AccessControl;
+  }
+}
 
 /**
- * With a token configured, every request (any path, any method) must carry exactly
- * `Authorization: Bearer <token>`, as Cuckoo 2.0.7 requires. Digests make the comparison constant-time
- * whatever the lengths.
+ * Who may use the API. With a token configured, every request (any path, any method) must carry exactly
+ * `Authorization: Bearer <token>`, as Cuckoo 2.0.7 requires, or the cookie of a session the web
+ * interface signed in with that token. Digests make the comparisons constant-time whatever the lengths.
+ *
+ * A cookie is sent by the browser on its own, so a request it authenticates that changes something (any
+ * method but GET, HEAD and OPTIONS) must also carry the session's CSRF value, which only the interface's
+ * own pages can read. Without a token the web interface's own endpoints ask for a per-process value the
+ * same way; the Cuckoo routes stay as open as they are in Cuckoo.
  */
-export function registerAuth(app: FastifyInstance, token: string): void {
-  if (token === '') return;
-  const authorized = authorizationCheck(token);
+export class AccessControl {
+  readonly sessions = new SessionStore();
+  /** The CSRF value of every page when no token is configured. */
+  readonly openCsrf = randomToken();
+  private readonly expectedBearer: Buffer | undefined;
+
+  constructor(token: string) {
+    this.expectedBearer = token === '' ? undefined : digest(`Bearer ${token}`);
+  }
+
+  get required(): boolean {
+    return this.expectedBearer !== undefined;
+  }
+
+  /** Whether `token` is the configured API token. */
+  tokenMatches(token: string): boolean {
+    return this.bearerMatches(`Bearer ${token}`);
+  }
+
+  /** How the request is let in, or undefined when it is not. */
+  identify(headers: IncomingHttpHeaders): Access | undefined {
+    if (this.expectedBearer === undefined) return OPEN;
+    if (this.bearerMatches(headers.authorization)) return BEARER;
+    const id = cookieValue(headers.cookie, SESSION_COOKIE);
+    const session = this.sessions.find(id);
+    return session === undefined ? undefined : { kind: 'session', id: id!, session };
+  }
+
+  /** For answers given outside the routes (response-cache.ts, unrouted.ts). */
+  readonly authorized = (headers: IncomingHttpHeaders): boolean => this.identify(headers) !== undefined;
+
+  /** The CSRF value pages of this access send; null for Bearer clients, which need none. */
+  csrfOf(access: Access | undefined): string | null {
+    if (access?.kind === 'session') return access.session.csrf;
+    if (access?.kind === 'open') return this.openCsrf;
+    return null;
+  }
+
+  private bearerMatches(header: string | undefined): boolean {
+    return this.expectedBearer !== undefined && typeof header === 'string' && timingSafeEqual(digest(header), this.expectedBearer);
+  }
+}
+
+const OPEN: Access = { kind: 'open' };
+const BEARER: Access = { kind: 'bearer' };
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function registerAuth(app: FastifyInstance, control: AccessControl): void {
+  app.decorate('accessControl', control);
+  // Callback style: it runs on every request.
   app.addHook('onRequest', (request, reply, done) => {
-    if (authorized(request.headers.authorization) || isPublicPagePath(request.method, request.url)) return done();
-    reply.code(401).send({ message: AUTH_REQUIRED_MESSAGE });
+    const access = control.identify(request.headers);
+    if (access === undefined) {
+      if (isPublicRoute(request)) return done();
+      return void reply.code(401).send({ message: AUTH_REQUIRED_MESSAGE });
+    }
+    request.access = access;
+    if (needsCsrf(request, access) && !csrfMatches(request.headers[CSRF_HEADER], control.csrfOf(access))) {
+      return void reply.code(403).send({ message: CSRF_REQUIRED_MESSAGE });
+    }
+    done();
   });
 }
 
-/**
- * The web interface's page and bundled assets (GET /, /ui, /ui/... but not /ui/api/...) hold no data and
- * must load before anyone signs in, as must the answer to whether the interface has to ask for the token.
- */
-export function isPublicPagePath(method: string, url: string): boolean {
-  if (method !== 'GET' && method !== 'HEAD') return false;
-  const path = url.split('?')[0]!;
-  if (path === '/ui/api/session') return true;
-  return path === '/' || path === '/ui' || (path.startsWith('/ui/') && !path.startsWith('/ui/api/'));
+function needsCsrf(request: FastifyRequest, access: Access): boolean {
+  if (SAFE_METHODS.has(request.method)) return false;
+  if (access.kind === 'session') return true;
+  return access.kind === 'open' && isWebApiRoute(request);
 }
 
-/** Whether an Authorization header lets a request in; every header does when no token is configured. */
-export function authorizationCheck(token: string): (header: string | undefined) => boolean {
-  if (token === '') return () => true;
-  const expected = digest(`Bearer ${token}`);
-  return (header) => typeof header === 'string' && timingSafeEqual(digest(header), expected);
+function csrfMatches(header: string | string[] | undefined, expected: string | null): boolean {
+  return expected !== null && typeof header === 'string' && timingSafeEqual(digest(header), digest(expected));
+}
+
+/**
+ * What a browser that is not signed in may reach: the web interface's page and bundled assets (GET /,
+ * /ui, /ui/... but not /ui/api/...: they hold no data), and the sign-in endpoint. Decided by the route
+ * that matched and by the path as sent, so no encoding of a path can pass for another.
+ */
+function isPublicRoute(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route === '/ui/api/session') return true;
+  if (route === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+  if (route === '/' || route === '/ui') return true;
+  return route.startsWith('/ui/') && !isWebApiRoute(request) && !request.url.startsWith('/ui/api/');
+}
+
+function isWebApiRoute(request: FastifyRequest): boolean {
+  return request.routeOptions.url?.startsWith('/ui/api/') ?? false;
 }
 
 function digest(text: string): Buffer {

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
@@ -19,6 +19,20 @@ export function fileIn(folder: string, name: string): string {
  * a symbolic link; a missing file, a folder or a link answer 404 with `notFoundMessage`.
  */
 export async function sendFile(reply: FastifyReply, path: string, contentType: string, notFoundMessage: string) {
+  const { handle, size } = await openStoredFile(path, notFoundMessage);
+  reply.type(contentType).header('content-length', size);
+  if (reply.request.method === 'HEAD') {
+    await handle.close();
+    return sendNoBody(reply);
+  }
+  return reply.send(handle.createReadStream());
+}
+
+/**
+ * Opens a stored regular file without following a symbolic link in its last component; a missing file,
+ * a folder or a link is a not_found error with `notFoundMessage`.
+ */
+export async function openStoredFile(path: string, notFoundMessage: string): Promise<{ handle: FileHandle; size: number }> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
     if (['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR'].includes(error.code ?? '')) return undefined;
     throw error;
@@ -27,12 +41,7 @@ export async function sendFile(reply: FastifyReply, path: string, contentType: s
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw notFound(notFoundMessage, { context: { path } });
-    reply.type(contentType).header('content-length', stats.size);
-    if (reply.request.method === 'HEAD') {
-      await handle.close();
-      return sendNoBody(reply);
-    }
-    return reply.send(handle.createReadStream());
+    return { handle, size: stats.size };
   } catch (error) {
     await handle.close();
     throw error;

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
  *
  * A hit is answered before the framework sees the request (no routing, no request objects, no hooks):
  * the stored bytes with the headers the fresh answer had. Anything else, a request without the API
- * token included, goes on to the routes.
+ * token or a session included, goes on to the routes.
  */
 const CACHEABLE = /^(?:\/v1)?\/(?:tasks\/(?:view|list|sample)|files\/view|machines\/(?:list|view))(?:\/|$|\?)/;
 const MAX_ENTRIES = 2000;
@@ -32,13 +32,13 @@ export class ResponseCache {
 
   constructor(
     private readonly changeToken: () => string | undefined,
-    private readonly authorized: (header: string | undefined) => boolean,
+    private readonly authorized: (headers: IncomingHttpHeaders) => boolean,
   ) {}
 
   /** Answers `request` from the cache and returns true, or returns false having done nothing. */
   serve(request: IncomingMessage, response: ServerResponse): boolean {
     const key = this.keyOf(request);
-    if (key === undefined || !this.authorized(request.headers.authorization)) return false;
+    if (key === undefined || !this.authorized(request.headers)) return false;
     const entry = this.entries.get(key);
     if (entry === undefined || entry.token !== this.changeToken()) return false;
     // Most recently used last, so eviction drops the oldest.

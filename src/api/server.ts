@@ -1,7 +1,7 @@
 import http from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../app.js';
-import { authorizationCheck, registerAuth } from './auth.js';
+import { AccessControl, registerAuth } from './auth.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { SECURITY_HEADERS } from './headers.js';
 import { cuckooJson } from './json.js';
@@ -15,7 +15,8 @@ export type ServerOptions = ServiceRouteOptions;
 
 /** Builds the REST API: Cuckoo 2.0.7's routes, JSON format, headers and authentication. */
 export async function buildServer(ctx: AppContext, options: ServerOptions = {}): Promise<FastifyInstance> {
-  const authorized = authorizationCheck(ctx.config.api.token);
+  const access = new AccessControl(ctx.config.api.token);
+  const authorized = access.authorized;
   const cache = new ResponseCache(() => ctx.dataChangeToken(), authorized);
   const app = Fastify({
     serverFactory: (handler, settings) => {
@@ -47,7 +48,7 @@ export async function buildServer(ctx: AppContext, options: ServerOptions = {}):
     done();
   });
   registerErrorHandlers(app);
-  registerAuth(app, ctx.config.api.token);
+  registerAuth(app, access);
   cache.register(app);
   await registerRoutes(app, ctx, options);
   return app;

@@ -14,7 +14,7 @@ import { cuckooJson } from './json.js';
  * a JSON {"message": ...} from error-handler.ts with the API's headers, after the token check.
  */
 
-type AuthorizationCheck = (header: string | undefined) => boolean;
+type AuthorizationCheck = (headers: IncomingHttpHeaders) => boolean;
 
 /** Allow list for CONNECT, which names no path: every method some route of the API answers. */
 const ANY_ROUTE_ALLOWS = 'GET, HEAD, POST, OPTIONS';
@@ -73,7 +73,7 @@ function clientErrorOf(error: NodeJS.ErrnoException & { reason?: unknown }): Nes
 
 /** With a token configured, a request without it learns nothing but that (auth.ts). */
 function checked(headers: IncomingHttpHeaders, authorized: AuthorizationCheck, refusal: unknown): unknown {
-  return authorized(headers.authorization) ? refusal : new NestboxError('unauthorized', AUTH_REQUIRED_MESSAGE);
+  return authorized(headers) ? refusal : new NestboxError('unauthorized', AUTH_REQUIRED_MESSAGE);
 }
 
 /** As on every route: compact JSON for XMLHttpRequest clients. */

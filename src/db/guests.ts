@@ -29,4 +29,10 @@ export class GuestStore {
       .where('status', '!=', 'stopped')
       .execute();
   }
+
+  /** The task each machine runs now, by machine name: the newest of its guests that is not stopped. */
+  async currentTasks(): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('guests').select(['name', 'task_id']).where('status', '!=', 'stopped').orderBy('id').execute();
+    return new Map(rows.map((row) => [row.name, row.task_id]));
+  }
 }

@@ -4,6 +4,7 @@ import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
 import type { Database } from './schema.js';
 import { SubmissionStore } from './submissions.js';
+import { TaskPageStore } from './task-pages.js';
 import { TaskStore } from './tasks.js';
 
 /**
@@ -15,6 +16,8 @@ export interface Stores {
   /** Runs `work` in one transaction, handed to the store methods it calls; commits when it resolves. */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   tasks: TaskStore;
+  /** The web interface's task list. */
+  taskPages: TaskPageStore;
   samples: SampleStore;
   machines: MachineStore;
   submissions: SubmissionStore;
@@ -25,6 +28,7 @@ export function createStores(db: Kysely<Database>): Stores {
   return {
     transaction: (work) => db.transaction().execute(work),
     tasks: new TaskStore(db),
+    taskPages: new TaskPageStore(db),
     samples: new SampleStore(db),
     machines: new MachineStore(db),
     submissions: new SubmissionStore(db),

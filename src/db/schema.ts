@@ -64,6 +64,8 @@ export interface TasksTable {
   archive_name: string | null;
   /** Archive tasks: the file's path inside the archive (through nested archives: `inner.tar/dir/x.sh`). */
   archive_member: string | null;
+  /** The report's score (0 to 10) once the task is reported; null before. */
+  score: Generated<number | null>;
 }
 
 export interface SamplesTable {

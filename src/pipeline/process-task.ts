@@ -46,7 +46,7 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
     await fail(ctx, taskId, 'failed_reporting', `Writing the reports failed: ${messageOf(error)}`, error);
     return;
   }
-  await ctx.stores.tasks.transition(taskId, ['completed'], 'reported');
+  await ctx.stores.tasks.transition(taskId, ['completed'], 'reported', { score: report.info.score });
 }
 
 /**

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Config } from '../config/schema.js';
 import { invalidInput, isNestboxError, type NestboxError } from '../errors.js';
 import { type FileHashes, MultiHasher } from './hashing.js';
 
@@ -44,6 +45,11 @@ export interface ArchiveLimits {
   maxTotalSize: number;
   /** Files one submitted archive may unpack to, nested archives included. */
   maxFiles: number;
+}
+
+/** The limits as configured (the `archives` section). */
+export function archiveLimits(archives: Config['archives']): ArchiveLimits {
+  return { passwords: archives.passwords, maxDepth: archives.max_depth, maxTotalSize: archives.max_total_size, maxFiles: archives.max_files };
 }
 
 export interface UnpackedFile {

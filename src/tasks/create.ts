@@ -6,7 +6,7 @@ import { decodeList, encodeList } from '../db/json-columns.js';
 import type { NewTask, SampleRow, TaskCategory } from '../db/schema.js';
 import type { Db } from '../db/tasks.js';
 import { invalidInput, isNestboxError } from '../errors.js';
-import { archiveKindOf, unpackArchive } from '../storage/archives.js';
+import { archiveKindOf, archiveLimits, unpackArchive } from '../storage/archives.js';
 import type { FileHashes } from '../storage/hashing.js';
 import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
@@ -249,8 +249,7 @@ export class TaskCreation {
     if (kind === undefined || archives.max_depth === 0) return [{ kind: 'file', file: { ...file, fileType } }];
     const unpackDir = await mkdtemp(join(workDir, 'unpack-'));
     try {
-      const limits = { passwords: archives.passwords, maxDepth: archives.max_depth, maxTotalSize: archives.max_total_size, maxFiles: archives.max_files };
-      const found = await unpackArchive({ path: file.path, name: file.name, kind }, unpackDir, limits, (path) => this.ctx.fileType.detect(path));
+      const found = await unpackArchive({ path: file.path, name: file.name, kind }, unpackDir, archiveLimits(archives), (path) => this.ctx.fileType.detect(path));
       if (found.length === 0) errors.push(`${file.name}: the archive holds no files`);
       const archive: TypedFile = { ...file, fileType };
       return found.map((entry) => ({

@@ -130,12 +130,12 @@ const beingProcessed = (taskId: number) =>
 
 /**
  * A reported task goes back to `completed` (with no processing worker), so the processing stage makes
- * its report again. False, and no change, for any other status.
+ * its report again (its score is unknown until then). False, and no change, for any other status.
  */
 export async function rereportTask(ctx: LifecycleContext, taskId: number): Promise<boolean> {
   const task = await ctx.stores.tasks.get(taskId);
   if (!task) throw notFound('Task not found', { context: { taskId } });
-  return ctx.stores.tasks.transition(taskId, ['reported'], 'completed', { completed_on: nowIso(), processing: null });
+  return ctx.stores.tasks.transition(taskId, ['reported'], 'completed', { completed_on: nowIso(), processing: null, score: null });
 }
 
 /**

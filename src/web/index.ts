@@ -1,10 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app.js';
+import { archivePreviewRoutes } from './archive-preview-routes.js';
+import { dashboardRoutes } from './dashboard-routes.js';
+import { downloadRoutes } from './download-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { shellRoutes } from './shell-routes.js';
+import { taskListRoutes } from './task-list-routes.js';
 
 /** Every part of the web interface, registered in one place: its pages under /ui/, its JSON under /ui/api/. */
 export async function registerWeb(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await shellRoutes(app);
-  sessionRoutes(app, ctx);
+  await sessionRoutes(app);
+  await dashboardRoutes(app, ctx);
+  await taskListRoutes(app, ctx);
+  await archivePreviewRoutes(app, ctx);
+  await downloadRoutes(app, ctx);
 }

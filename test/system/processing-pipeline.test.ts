@@ -252,6 +252,7 @@ describe('processing pipeline', () => {
     // The ELF dropped in /tmp is what the signature engine's executable_dropped_tmp looks for.
     assert.ok(report.signatures.some((match) => match.name === 'executable_dropped_tmp'), JSON.stringify(report.signatures.map((m) => m.name)));
     assert.ok(report.info.score > 0);
+    assert.equal((await ctx.stores.tasks.get(id))!.score, report.info.score, 'the task keeps its score for the task list');
   });
 
   it('reads the behaviour log once for every module and the signatures: a pipe that can be read only once is enough', { timeout: 60_000 }, async () => {

@@ -321,6 +321,7 @@ describe('GET /tasks/reschedule', () => {
         archive_id: null,
         archive_name: null,
         archive_member: null,
+        score: null,
       },
     );
   });

@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as changeNotify from './0002-change-notify.js';
 import * as archiveProvenance from './0003-archive-provenance.js';
+import * as taskScore from './0004-task-score.js';
 
 /** Versioned migrations, applied in name order. Add new ones at the end; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-change-notify': changeNotify,
   '0003-archive-provenance': archiveProvenance,
+  '0004-task-score': taskScore,
 };
 
 export const migrationProvider: MigrationProvider = {
