@@ -38,13 +38,17 @@ describe('web pages', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  /** A page whose problems include any dialog: a script of a sample that ran would open one. */
+  /**
+   * A page whose problems include any dialog (a script of a sample that ran would open one). Loaded
+   * until its DOM is ready, not until the network is idle: the dashboard's event stream stays open.
+   */
   async function open(path: string): Promise<WatchedPage> {
-    const watched = await openPage(browser, `${server.url}${path}`);
+    const watched = await openPage(browser, 'about:blank');
     watched.page.on('dialog', (dialog) => {
       watched.problems.push(`dialog: ${dialog.message()}`);
       void dialog.dismiss();
     });
+    await watched.page.goto(`${server.url}${path}`, { waitUntil: 'domcontentloaded' });
     return watched;
   }
 
@@ -58,7 +62,7 @@ describe('web pages', () => {
     const input = await page.waitForSelector('input[type=file]');
     await input!.uploadFile(...files);
     await page.waitForFunction("document.querySelectorAll('.chosen-files li').length === 2");
-    await page.type('input[name=timeout]', '20');
+    await page.type('input[name=timeout]', '8');
     await page.type('input[name=owner]', OWNER);
     await page.select('select[name=priority]', '2');
     await page.select('select[name=route]', 'none');
@@ -71,7 +75,7 @@ describe('web pages', () => {
 
     const { body } = await server.json(`/tasks/view/${submitted[0]}`);
     assert.equal(body.task.owner, OWNER);
-    assert.equal(body.task.timeout, 20);
+    assert.equal(body.task.timeout, 8);
     assert.equal(body.task.priority, 2);
     assert.equal(body.task.enforce_timeout, true);
     assert.equal(body.task.options.route, 'none');
