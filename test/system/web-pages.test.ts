@@ -269,6 +269,37 @@ describe('web pages', () => {
   });
 });
 
+describe('web pages with a token', () => {
+  it('sign in, then submit and delete through the session cookie and its CSRF value', async () => {
+    const server = await startTestServer({ api: { token: 'web-pages-token' } });
+    const browser = await launchBrowser();
+    try {
+      const { page, problems } = await openPage(browser, `${server.url}/ui/submit`);
+      await page.type('input[type=password]', 'web-pages-token');
+      await page.click('button[type=submit]');
+      await page.waitForSelector('.tabs');
+      await page.click('.tabs button:nth-child(2)');
+      await page.type('input[name=url]', 'http://example.test/page');
+      await page.click('.submit-form button[type=submit]');
+      await page.waitForSelector('.outcomes a.task-id');
+      const id = Number((await page.$eval('.outcomes a.task-id', (a) => a.getAttribute('href') ?? '')).split('/').pop());
+      assert.equal((await server.json(`/tasks/view/${id}`)).body.task.target, 'http://example.test/page');
+
+      await page.click('.topbar nav a[href="/ui/tasks"]');
+      await page.waitForSelector(`input[aria-label="select task ${id}"]`);
+      await page.click(`input[aria-label="select task ${id}"]`);
+      await clickButton(page, 'Delete');
+      await clickButton(page, 'Yes, delete');
+      assert.match(await textOf(page, '.notice'), /Delete: 1 of 1 done/);
+      assert.equal((await server.fetch(`/tasks/view/${id}`)).status, 404);
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+});
+
 async function waitForRows(page: Page, atLeast: number): Promise<void> {
   await page.waitForFunction(`document.querySelectorAll('.task-table tbody tr').length >= ${atLeast}`);
 }

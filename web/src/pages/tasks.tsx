@@ -54,6 +54,7 @@ export function TasksPage() {
       />
       {notice && <p class="notice">{notice}</p>}
       {error && <p class="error">{error}</p>}
+      {!data && !error && <p class="muted">Loading…</p>}
       {data && (
         <>
           <TaskTable
