@@ -225,7 +225,18 @@ describe('web pages', () => {
     assert.match(await textOf(page, '[data-section="Processes"] [data-diff="left"]'), /web-one\.sh/);
     assert.match(await textOf(page, '[data-section="Processes"] [data-diff="right"]'), /web-two\.sh/);
 
-    // The form leads to the same view from the URL.
+    // The task list leads to the same view when two tasks are selected, the form too.
+    const list = await open(`/ui/tasks?owner=${OWNER}`);
+    for (const id of [right, left]) {
+      await list.page.waitForSelector(`input[aria-label="select task ${id}"]`);
+      await list.page.click(`input[aria-label="select task ${id}"]`);
+    }
+    await list.page.click('.bulk-bar a.button');
+    await list.page.waitForFunction(`location.pathname === '/ui/compare' && location.search === '?left=${left}&right=${right}'`);
+    await list.page.waitForSelector('[data-section="Processes"]');
+    assert.deepEqual(list.problems, []);
+    await list.page.close();
+
     const blank = await open('/ui/compare');
     await blank.page.type('input[name=left]', String(right));
     await blank.page.type('input[name=right]', String(left));

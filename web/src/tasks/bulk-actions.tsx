@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { send } from '../api';
+import { compareHref } from '../components/links';
 
 export type BulkAction = 'delete' | 'reschedule' | 'rereport';
 
@@ -63,6 +64,11 @@ export function BulkBar({ selected, onDone, onError }: BulkBarProps) {
           <button type="button" disabled={none} onClick={() => run('rereport')}>
             {LABELS.rereport}
           </button>
+          {selected.length === 2 && (
+            <a class="button" href={compareHref(Math.min(...selected), Math.max(...selected))}>
+              Compare the two
+            </a>
+          )}
         </>
       )}
     </div>
