@@ -10,7 +10,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist', 'web');
 
 execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'web', 'tsconfig.json')], { stdio: 'inherit' });
-rmSync(out, { recursive: true, force: true });
+// Only what this script writes: tsc compiles web code shared with Node tests (web/src/compare/) into dist/web/src.
+rmSync(join(out, 'assets'), { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
 await build({
   entryPoints: { app: join(root, 'web', 'src', 'main.tsx') },
