@@ -94,6 +94,11 @@ export class MonitorLoader {
     return this.exit === null && !this.stopping && !this.armed;
   }
 
+  /** The monitor process's id, for measuring what it costs (bench/tracer.ts). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /**
    * Starts recording the cgroup's tasks (and those of cgroups below it); each record is given to
    * `onRecord` as it is read. One session at a time. A monitor that could not be armed is ended.
