@@ -196,7 +196,7 @@ static const char *api_of(const struct rec_header *h) {
   return h->nr == NO_NR ? NULL : syscall_name(h->nr, false);
 }
 
-/* Starts a JSON record: its kind and, when known, the system call's name (time and thread: the frame's). */
+/* Starts a JSON record (time and thread: see begin_json), then its kind and, when known, the system call's name. */
 static void begin(const struct rec_header *h, unsigned tid, const char *op) {
   begin_json(h->ts, tid);
   fprintf(out, "\"op\":\"%s\"", op);
