@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -12,8 +13,10 @@ import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } fr
  * monitor (the eBPF tracer), under the bpftrace program it replaced and under the strace fallback, in
  * one run. The open+close loop is the worst case (every call is a record); `find` over /usr is a
  * realistic syscall-heavy program; the shell loop forks and executes a program again and again. Both
- * eBPF programs are loaded once, then armed and stopped (drained) per workload, as in service. Prints
- * figures; missed aims do not fail it.
+ * eBPF programs are loaded once, then armed and stopped (drained) per workload, as in service. Beside
+ * the wall times it prints what each side cost in CPU: the workload (BPF programs run in its time), the
+ * service (this process) and the monitor's loader, all competing for the same cores. Prints figures;
+ * missed aims do not fail it.
  *
  *   node dist/bench/tracer.js [opens=200000] [execs=300]
  */
@@ -62,6 +65,14 @@ function workloadCpuMs(cgroupPath: string): number {
   return (Number(stat.get('user_usec')) + Number(stat.get('system_usec'))) / 1000 / REPEATS;
 }
 
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** A process's CPU time so far (user + system), in ms: the monitor's loader, emptying the ring buffer. */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
 /** This process's CPU time (the service side: reading, decoding and writing the records), in ms. */
 function serviceCpuMs(since: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(since);
@@ -90,10 +101,14 @@ interface EbpfRun {
   /** The workload's CPU per run, and the service's over all runs and the stop. */
   cpuMs: number;
   serviceMs: number;
+  /** The tracer's own process (nestbox's monitor's loader) over all runs and the stop, when known. */
+  loaderMs: number | null;
 }
 
 interface Armable {
   arm(options: TracerOptions): Promise<TracerSession>;
+  /** The tracer's own process, when its CPU time is to be shown. */
+  readonly pid?: number | undefined;
 }
 
 /** One program serves every workload, as it serves task after task in service. */
@@ -105,17 +120,20 @@ async function underEbpf(program: Armable, workload: Workload, name: string): Pr
     const session = await program.arm({ cgroupV2Path: cgroup.path, eventsPath, log });
     const armMs = performance.now() - t0;
     const service = process.cpuUsage();
+    const pid = program.pid;
+    const loader = pid === undefined ? 0 : processCpuMs(pid);
     const times: number[] = [];
     for (let i = 0; i < REPEATS; i++) times.push(await timed(cgroup.path, workload.argv));
     const t1 = performance.now();
     const { lost } = await session.stop();
     const stopMs = performance.now() - t1;
     const serviceMs = serviceCpuMs(service);
+    const loaderMs = pid === undefined ? null : processCpuMs(pid) - loader;
     const cpuMs = workloadCpuMs(cgroup.path);
     const events = await readEvents(eventsPath);
     // A folded run of identical opens is one event that counts its repeats.
     const opens = ofKind(events, 'file.open').reduce((sum, e) => sum + 1 + (e.repeated ?? 0), 0);
-    return { ms: median(times), events: events.length, opens, lost, armMs, stopMs, cpuMs, serviceMs };
+    return { ms: median(times), events: events.length, opens, lost, armMs, stopMs, cpuMs, serviceMs, loaderMs };
   } finally {
     await cgroup.remove();
   }
@@ -130,7 +148,8 @@ async function underStrace(workload: Workload): Promise<{ ms: number; events: nu
 }
 
 function ebpfLine(label: string, run: EbpfRun, base: { ms: number; cpuMs: number }): string {
-  const cpu = `workload CPU ${run.cpuMs.toFixed(0)} ms x${(run.cpuMs / base.cpuMs).toFixed(2)}, service CPU ${run.serviceMs.toFixed(0)} ms`;
+  const loader = run.loaderMs === null ? '' : `, loader CPU ${run.loaderMs.toFixed(0)} ms`;
+  const cpu = `workload CPU ${run.cpuMs.toFixed(0)} ms x${(run.cpuMs / base.cpuMs).toFixed(2)}, service CPU ${run.serviceMs.toFixed(0)} ms${loader}`;
   return `  ${label.padEnd(14)} ${run.ms.toFixed(0).padStart(7)} ms  x${(run.ms / base.ms).toFixed(2)}  (${run.events} events, ${run.opens} file.open over ${REPEATS} runs, ${run.lost} lost; armed in ${run.armMs.toFixed(0)} ms, stopped in ${run.stopMs.toFixed(0)} ms; ${cpu})`;
 }
 

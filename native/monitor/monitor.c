@@ -7,14 +7,20 @@
  *   disarm                                     stops, writes everything of the session, closes the file
  *
  * It answers on standard output, one JSON object a line ({"ctl":"armed"}, {"ctl":"disarmed"}...). The
- * records are JSON lines in the shape of nestbox's TraceRecord (src/machinery/host/tracer/trace-records.ts),
- * with two fields left for the reader to decode: socket addresses as the hex bytes of the sockaddr,
- * mapping addresses as hex. A record may carry `repeated` (the count of identical calls folded into it),
- * and `closes` records list the descriptors a process closed since its previous record. They go to a
- * file, not a pipe, so that a reader that falls behind never keeps the loader from emptying the kernel's
- * ring buffer.
+ * records go to a file, not a pipe, so that a reader that falls behind never keeps the loader from
+ * emptying the kernel's ring buffer. They are in the shape of nestbox's TraceRecord
+ * (src/machinery/host/tracer/trace-records.ts), with two fields left for the reader to decode: socket
+ * addresses as the hex bytes of the sockaddr, mapping addresses as hex. A record may carry `repeated`
+ * (the count of identical calls folded into it); `closes` records list the descriptors a process closed
+ * since its previous record. They are written
+ *  - with -f (the host's service), as frames (read by src/machinery/host/tracer/monitor-frames.ts): a
+ *    16-byte header (format, the system call's name's length and number, thread, time), then for most
+ *    records a JSON object without time and thread, and a newline; for the records a busy program
+ *    makes by the thousand (opens, descriptor copies, closes, getdents) their numbers in binary, the
+ *    name's and the path's bytes: no text to format or parse;
+ *  - without it (the qemu guest's stream), as JSON lines.
  *
- * Usage: monitor [-b ring buffer bytes]
+ * Usage: monitor [-b ring buffer bytes] [-f]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +58,8 @@ static FILE *out;
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC, in nanoseconds: records are stamped with the latter. */
 static long long realtime_offset;
 static bool armed;
+/* Records in frames (-f, see above), else as JSON lines with their time and thread (the qemu guest's stream). */
+static bool framed;
 static unsigned long long drops_seen;
 static unsigned long long session_lost;
 static unsigned long long last_lost_check;
@@ -76,11 +84,85 @@ static const char *syscall_name(unsigned nr, bool compat) {
   return name ? name : names_newer[nr];
 }
 
-/* ---- JSON output ---- */
+/* ---- frames ---- */
 
-static void out_ts(unsigned long long ns) {
+enum frame_format {
+  FRAME_JSON = 0,
+  FRAME_OPEN = 1,
+  FRAME_DUP = 2,
+  FRAME_CLOSES = 3,
+  FRAME_GETDENTS = 4,
+};
+
+/* Every frame starts so; the system call's name (api_length bytes) follows the format's numbers. */
+struct frame_header {
+  __u8 format;
+  __u8 api_length;
+  __u16 nr; /* the system call (64-bit) the name is of, NO_NR for none */
+  __u32 tid;
+  __u32 seconds; /* since the epoch */
+  __u32 nanoseconds;
+};
+
+struct open_frame {
+  struct frame_header h;
+  __u32 repeated;
+  __s32 dirfd;
+  __u32 flags;
+  __u32 mode;
+  __s32 ret;
+  __u32 path_length; /* the path's bytes follow the name */
+};
+
+struct dup_frame {
+  struct frame_header h;
+  __u32 repeated;
+  __s32 oldfd;
+  __s32 newfd;
+};
+
+struct closes_frame {
+  struct frame_header h;
+  __u32 count;
+  __s32 fds[CLOSES_MAX]; /* only `count` of them are written */
+};
+
+struct getdents_frame {
+  struct frame_header h;
+  __u32 repeated;
+  __s32 fd;
+  __u32 count;
+  __s32 ret;
+};
+
+_Static_assert(sizeof(struct frame_header) == 16 && sizeof(struct open_frame) == 40 && sizeof(struct dup_frame) == 28 &&
+               sizeof(struct closes_frame) == 20 + 4 * CLOSES_MAX && sizeof(struct getdents_frame) == 32,
+               "frames are read at fixed offsets");
+
+static struct frame_header frame_header(enum frame_format format, unsigned long long ns, unsigned tid, unsigned nr, const char *api) {
   unsigned long long epoch = ns + realtime_offset;
-  fprintf(out, "{\"ts\":%llu.%09llu", epoch / 1000000000ull, epoch % 1000000000ull);
+  size_t length = api ? strlen(api) : 0;
+  return (struct frame_header){.format = format, .api_length = length, .nr = api ? nr : NO_NR, .tid = tid,
+                               .seconds = epoch / 1000000000ull, .nanoseconds = epoch % 1000000000ull};
+}
+
+/* A binary frame: its numbers, then the system call's name and `tail` (a path). */
+static void out_frame(const void *frame, size_t size, const char *api, const char *tail, size_t tail_length) {
+  fwrite_unlocked(frame, size, 1, out);
+  if (api) fwrite_unlocked(api, strlen(api), 1, out);
+  if (tail_length) fwrite_unlocked(tail, tail_length, 1, out);
+}
+
+/* Starts a JSON record: in a frame, its header and the opening brace; else the brace, time and thread. */
+static void begin_json(unsigned long long ns, unsigned tid) {
+  if (!framed) {
+    unsigned long long epoch = ns + realtime_offset;
+    fprintf(out, "{\"ts\":%llu.%09llu,\"tid\":%u,", epoch / 1000000000ull, epoch % 1000000000ull, tid);
+    return;
+  }
+  struct frame_header h = frame_header(FRAME_JSON, ns, tid, NO_NR, NULL);
+  fwrite_unlocked(&h, sizeof(h), 1, out);
+  putc_unlocked('{', out);
 }
 
 static void out_string(const char *bytes, size_t len) {
@@ -109,14 +191,18 @@ static void out_hex(const unsigned char *bytes, size_t len) {
   putc_unlocked('"', out);
 }
 
-/* Starts a record: time, thread and, when known, the system call's name. */
+/* The system call's name a record is made by, when it is one. */
+static const char *api_of(const struct rec_header *h) {
+  return h->nr == NO_NR ? NULL : syscall_name(h->nr, false);
+}
+
+/* Starts a JSON record (time and thread: see begin_json), then its kind and, when known, the system call's name. */
 static void begin(const struct rec_header *h, unsigned tid, const char *op) {
-  out_ts(h->ts);
-  fprintf(out, ",\"tid\":%u", tid);
-  const char *api = h->nr == NO_NR ? NULL : syscall_name(h->nr, false);
+  begin_json(h->ts, tid);
+  fprintf(out, "\"op\":\"%s\"", op);
+  const char *api = api_of(h);
   if (api) fprintf(out, ",\"api\":\"%s\"", api);
   if (h->repeated) fprintf(out, ",\"repeated\":%u", h->repeated);
-  fprintf(out, ",\"op\":\"%s\"", op);
 }
 
 static void end_record(void) {
@@ -253,6 +339,13 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
       flags = (long long)how[0];
       mode = (long long)how[1];
     }
+    if (framed && nr != __NR_openat2) {
+      const char *api = api_of(h);
+      struct open_frame f = {.h = frame_header(FRAME_OPEN, h->ts, tid, nr, api), .repeated = h->repeated, .dirfd = dirfd,
+                             .flags = flags, .mode = mode, .ret = ret, .path_length = one.len};
+      out_frame(&f, sizeof(f), api, one.bytes, one.len);
+      return true;
+    }
     begin(h, tid, "open");
     field_int("dirfd", dirfd);
     field_string("path", one);
@@ -265,12 +358,19 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
     begin(h, tid, "close");
     field_int("fd", FD(a[0]));
     break;
-  case __NR_dup: case __NR_dup2: case __NR_dup3: case __NR_fcntl:
+  case __NR_dup: case __NR_dup2: case __NR_dup3: case __NR_fcntl: {
     if (ret < 0) return false;
+    if (framed) {
+      const char *api = api_of(h);
+      struct dup_frame f = {.h = frame_header(FRAME_DUP, h->ts, tid, nr, api), .repeated = h->repeated, .oldfd = FD(a[0]), .newfd = ret};
+      out_frame(&f, sizeof(f), api, NULL, 0);
+      return true;
+    }
     begin(h, tid, "dup");
     field_int("oldfd", FD(a[0]));
     field_int("newfd", ret);
     break;
+  }
   case __NR_pipe: case __NR_pipe2: case __NR_socketpair:
     if (ret != 0) return false;
     begin(h, tid, "pipe");
@@ -446,6 +546,13 @@ static bool syscall_record(const struct syscall_rec *r, size_t size) {
 static bool call_record(const struct syscall_rec *r, struct items *items) {
   const __u64 *a = r->args;
   unsigned nr = r->h.nr;
+  if (framed && (nr == __NR_getdents || nr == __NR_getdents64)) {
+    const char *api = api_of(&r->h);
+    struct getdents_frame f = {.h = frame_header(FRAME_GETDENTS, r->h.ts, r->h.tid, nr, api), .repeated = r->h.repeated,
+                               .fd = FD(a[0]), .count = U32(a[2]), .ret = r->ret};
+    out_frame(&f, sizeof(f), api, NULL, 0);
+    return true;
+  }
   begin(&r->h, r->h.tid, "call");
   fputs(",\"args\":{", out);
   switch (nr) {
@@ -615,10 +722,16 @@ static int on_record(void *context, void *data, size_t size) {
     break;
   case REC_CLOSES: {
     const struct closes_rec *r = data;
-    begin(h, h->tid, "closes");
-    fputs(",\"fds\":[", out);
-    for (unsigned i = 0; i < r->count && i < CLOSES_MAX; i++) fprintf(out, "%s%d", i ? "," : "", r->fds[i]);
-    fputs("]}\n", out);
+    if (!framed) {
+      begin(h, h->tid, "closes");
+      fputs(",\"fds\":[", out);
+      for (unsigned i = 0; i < r->count && i < CLOSES_MAX; i++) fprintf(out, "%s%d", i ? "," : "", r->fds[i]);
+      fputs("]}\n", out);
+      break;
+    }
+    struct closes_frame f = {.h = frame_header(FRAME_CLOSES, h->ts, h->tid, NO_NR, NULL), .count = r->count < CLOSES_MAX ? r->count : CLOSES_MAX};
+    memcpy(f.fds, r->fds, f.count * sizeof(f.fds[0]));
+    out_frame(&f, sizeof(f) - (CLOSES_MAX - f.count) * sizeof(f.fds[0]), NULL, NULL, 0);
     break;
   }
   case REC_RENAME: {
@@ -651,8 +764,8 @@ static void report_lost(void) {
   unsigned long long count = drops - drops_seen;
   drops_seen = drops;
   session_lost += count;
-  out_ts(monotonic_ns());
-  fprintf(out, ",\"tid\":0,\"op\":\"lost\",\"count\":%llu}\n", count);
+  begin_json(monotonic_ns(), 0);
+  fprintf(out, "\"op\":\"lost\",\"count\":%llu}\n", count);
 }
 
 /* Waits until no BPF program of ours runs any more (see `barrier` in monitor.bpf.c). */
@@ -866,8 +979,9 @@ static int print_libbpf(enum libbpf_print_level level, const char *format, va_li
 
 int main(int argc, char **argv) {
   unsigned long ring_bytes = 32ul << 20;
-  for (int opt; (opt = getopt(argc, argv, "b:")) != -1;) {
+  for (int opt; (opt = getopt(argc, argv, "b:f")) != -1;) {
     if (opt == 'b') ring_bytes = strtoul(optarg, NULL, 0);
+    else if (opt == 'f') framed = true;
     else return 2;
   }
   // If the service dies, so does its monitor, instead of staying attached.

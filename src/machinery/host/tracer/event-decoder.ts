@@ -337,7 +337,9 @@ export class EventDecoder {
     if (path.startsWith('/')) return path;
     const base = dirfd === AT_FDCWD ? process.cwd : (process.fds.get(dirfd)?.path ?? null);
     if (path === '') return base ?? '';
-    return base ? posix.join(base, path) : path;
+    if (!base) return path;
+    // The common case (a name in a directory, as find walks a tree) without path.join's normalising.
+    return isName(path) && isNormalAbsolute(base) ? `${base === '/' ? '' : base}/${path}` : posix.join(base, path);
   }
 
   /** A program run from one of the process's descriptors (fexecve) is named by what the descriptor is. */
@@ -347,6 +349,25 @@ export class EventDecoder {
     if (entry?.path) return entry.path;
     return this.resolve(tid, dirfd, path);
   }
+}
+
+/** A file's name: no separator, and not `.` or `..`. */
+function isName(path: string): boolean {
+  return path !== '.' && path !== '..' && !path.includes('/');
+}
+
+/** An absolute path that path.join() would leave as it is: no empty, `.` or `..` part, no trailing slash. */
+function isNormalAbsolute(path: string): boolean {
+  if (path === '/') return true;
+  return (
+    path.startsWith('/') &&
+    !path.endsWith('/') &&
+    !path.includes('//') &&
+    !path.includes('/./') &&
+    !path.includes('/../') &&
+    !path.endsWith('/.') &&
+    !path.endsWith('/..')
+  );
 }
 
 function payloadOf(payload: string | undefined): { payload?: string } {

@@ -8,6 +8,7 @@ import { unavailable } from '../../../errors.js';
 import { cgroupLevel } from './cgroup-level.js';
 import { FileTail } from './file-tail.js';
 import { ensureMonitor } from './monitor-build.js';
+import { MonitorFrames } from './monitor-frames.js';
 import { parseMonitorLine, type MonitorControl } from './monitor-output.js';
 import type { TraceRecord } from './trace-records.js';
 
@@ -69,7 +70,8 @@ export class MonitorLoader {
   /** Builds the monitor if needed, starts it, and resolves once its programs are attached. */
   static async launch(log: Logger, options: MonitorOptions = {}): Promise<MonitorLoader> {
     const binary = await ensureMonitor(options.buildDir);
-    const args = options.ringBytes ? ['-b', String(options.ringBytes)] : [];
+    // Records in frames: the busiest in binary, read without parsing text (see monitor-frames.ts).
+    const args = ['-f', ...(options.ringBytes ? ['-b', String(options.ringBytes)] : [])];
     const workDir = await mkdtemp(join(tmpdir(), 'nestbox-monitor-'));
     const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     try {
@@ -92,6 +94,11 @@ export class MonitorLoader {
     return this.exit === null && !this.stopping && !this.armed;
   }
 
+  /** The monitor process's id, for measuring what it costs (bench/tracer.ts). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /**
    * Starts recording the cgroup's tasks (and those of cgroups below it); each record is given to
    * `onRecord` as it is read. One session at a time. A monitor that could not be armed is ended.
@@ -106,7 +113,11 @@ export class MonitorLoader {
       this.send(`arm ${cgroupId} ${cgroupLevel(cgroupV2Path)} ${this.recordsPath}`);
       const armed = await this.answer('armed', ARM_TIMEOUT_MS);
       if (armed.cgroup !== String(cgroupId)) throw unavailable('the monitor armed another cgroup', { context: { armed, cgroupId } });
-      this.tail = await FileTail.open(this.recordsPath, (line) => this.record(line), 10, 'utf8');
+      const frames = new MonitorFrames(
+        (record) => this.record(record),
+        (what) => this.log.warn({ what }, 'unreadable records from the monitor'),
+      );
+      this.tail = await FileTail.openBytes(this.recordsPath, (bytes) => frames.push(bytes));
     } catch (error) {
       this.consumer = null;
       await this.discard();
@@ -175,15 +186,9 @@ export class MonitorLoader {
   }
 
   /** Records, from the session's file. */
-  private record(line: string): void {
-    if (line === '') return;
-    const parsed = parseMonitorLine(line);
-    if (!parsed || 'ctl' in parsed) {
-      this.log.warn({ line: line.slice(0, 200) }, 'unreadable record from the monitor');
-      return;
-    }
-    if (parsed.op === 'lost') this.log.warn({ count: parsed.count }, 'the monitor lost records');
-    this.consumer?.(parsed);
+  private record(record: TraceRecord): void {
+    if (record.op === 'lost') this.log.warn({ count: record.count }, 'the monitor lost records');
+    this.consumer?.(record);
   }
 
   /** Waits for the monitor's next control line of that kind (earlier ones of other kinds are dropped). */

@@ -11,18 +11,32 @@ export type MonitorControl =
 const AF_UNIX = 1;
 
 /**
- * One line of the monitor's output: a control line, or a trace record. The monitor writes records in
- * the TraceRecord shape but for two fields it leaves raw: socket addresses (the sockaddr's bytes in
- * hex, decoded here) and mapping addresses (hex, made a bigint). Null for a line that is no JSON.
+ * One JSON line of the monitor's: a control line (its standard output), or a trace record (the qemu
+ * guest's stream) in the TraceRecord shape but for two fields it leaves raw: socket addresses (the
+ * sockaddr's bytes in hex, decoded here) and mapping addresses (hex, made a bigint). Null for a line
+ * that is no JSON.
  */
 export function parseMonitorLine(line: string): MonitorControl | TraceRecord | null {
-  let value: Record<string, unknown>;
+  const value = parsed(line);
+  if (!value) return null;
+  return 'ctl' in value ? (value as unknown as MonitorControl) : recordOf(value);
+}
+
+/** A record the monitor wrote as JSON in a frame (see monitor-frames.ts): no time and thread yet. */
+export function recordOfJson(text: string): TraceRecord | null {
+  const value = parsed(text);
+  return value && recordOf(value);
+}
+
+function parsed(text: string): Record<string, unknown> | null {
   try {
-    value = JSON.parse(line) as Record<string, unknown>;
+    return JSON.parse(text) as Record<string, unknown>;
   } catch {
     return null;
   }
-  if ('ctl' in value) return value as unknown as MonitorControl;
+}
+
+function recordOf(value: Record<string, unknown>): TraceRecord {
   switch (value.op) {
     case 'connect':
     case 'bind':

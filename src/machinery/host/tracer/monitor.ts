@@ -29,6 +29,11 @@ export class MonitorProgram {
     return this.loader.usable;
   }
 
+  /** The monitor process's id, for measuring what it costs (bench/tracer.ts). */
+  get pid(): number | undefined {
+    return this.loader.pid;
+  }
+
   /** Starts recording the cgroup's processes into the events file; one session at a time. */
   async arm(options: TracerOptions): Promise<TracerSession> {
     const pipeline = await RecordPipeline.open(options, REORDER_WINDOW_SECONDS);
