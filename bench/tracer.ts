@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { BpftraceProgram, MonitorProgram, startStrace } from '../src/machinery/host/tracer/index.js';
 import type { TracerOptions, TracerSession } from '../src/machinery/host/contracts.js';
 import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } from '../test/fixtures/tracer-harness.js';
+import { guestTracerBench } from './tracer-guest.js';
 
 /**
  * What behaviour tracing costs a syscall-heavy sample: the same workloads run untraced, under nestbox's
@@ -13,12 +14,13 @@ import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } fr
  * one run. The open+close loop is the worst case (every call is a record); `find` over /usr is a
  * realistic syscall-heavy program; the shell loop forks and executes a program again and again. Both
  * eBPF programs are loaded once, then armed and stopped (drained) per workload, as in service. Prints
- * figures; missed aims do not fail it.
+ * figures; missed aims do not fail it. With --guest, the qemu guest's monitor is then measured against an
+ * untraced guest (bench/tracer-guest.ts: the same workloads, a tenth of the size, for TCG).
  *
- *   node dist/bench/tracer.js [opens=200000] [execs=300]
+ *   node dist/bench/tracer.js [opens=200000] [execs=300] [--guest]
  */
-const OPENS = Number(process.argv[2] ?? 200_000);
-const EXECS = Number(process.argv[3] ?? 300);
+const GUEST = process.argv.includes('--guest');
+const [OPENS = 200_000, EXECS = 300] = process.argv.slice(2).filter((arg) => arg !== '--guest').map(Number);
 const REPEATS = 3;
 /** Every traced run is cut off after this long: strace can be a hundred times slower. */
 const RUN_LIMIT_MS = 120_000;
@@ -170,3 +172,4 @@ try {
   await bpftrace?.discard();
   await rm(scratch, { recursive: true, force: true });
 }
+if (GUEST) await guestTracerBench({ opens: Math.round(OPENS / 10), execs: Math.round(EXECS / 3), findRoot: '/usr' });
