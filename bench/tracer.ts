@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { BpftraceProgram, MonitorProgram, startStrace } from '../src/machinery/host/tracer/index.js';
 import type { TracerOptions, TracerSession } from '../src/machinery/host/contracts.js';
 import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } from '../test/fixtures/tracer-harness.js';
+import { guestTracerBench } from './tracer-guest.js';
 
 /**
  * What behaviour tracing costs a syscall-heavy sample: the same workloads run untraced, under nestbox's
@@ -16,12 +17,13 @@ import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } fr
  * eBPF programs are loaded once, then armed and stopped (drained) per workload, as in service. Beside
  * the wall times it prints what each side cost in CPU: the workload (BPF programs run in its time), the
  * service (this process) and the monitor's loader, all competing for the same cores. Prints figures;
- * missed aims do not fail it.
+ * missed aims do not fail it. With --guest, the qemu guest's monitor is then measured against an
+ * untraced guest (bench/tracer-guest.ts: the same workloads, a tenth of the size, for TCG).
  *
- *   node dist/bench/tracer.js [opens=200000] [execs=300]
+ *   node dist/bench/tracer.js [opens=200000] [execs=300] [--guest]
  */
-const OPENS = Number(process.argv[2] ?? 200_000);
-const EXECS = Number(process.argv[3] ?? 300);
+const GUEST = process.argv.includes('--guest');
+const [OPENS = 200_000, EXECS = 300] = process.argv.slice(2).filter((arg) => arg !== '--guest').map(Number);
 const REPEATS = 3;
 /** Every traced run is cut off after this long: strace can be a hundred times slower. */
 const RUN_LIMIT_MS = 120_000;
@@ -189,3 +191,4 @@ try {
   await bpftrace?.discard();
   await rm(scratch, { recursive: true, force: true });
 }
+if (GUEST) await guestTracerBench({ opens: Math.round(OPENS / 10), execs: Math.round(EXECS / 3), findRoot: '/usr' });

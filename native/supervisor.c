@@ -420,10 +420,18 @@ static const char *wait_or_timer_name(int nr) {
   }
 }
 
-static void record_shortened(pid_t pid, const char *call, long long asked_ns) {
-  if (++state.sleeps <= MAX_SLEEP_RECORDS)
-    printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%lld}\n", pid, call, (double)asked_ns / 1e9,
-           (long long)time(NULL));
+static pid_t thread_group(pid_t pid);
+
+/*
+ * Recorded under the thread's process, as the report lists processes (apistats counts a call the
+ * supervisor answered there: it never reached the tracer). Called while the thread still waits on the
+ * notification, before the answer, so that its /proc entry is there to read.
+ */
+static void record_shortened(pid_t tid, const char *call, long long asked_ns) {
+  if (++state.sleeps > MAX_SLEEP_RECORDS) return;
+  pid_t pid = thread_group(tid);
+  printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%lld}\n", pid > 0 ? pid : tid, call,
+         (double)asked_ns / 1e9, (long long)time(NULL));
 }
 
 static long long now_ns(clockid_t clock) {
@@ -668,8 +676,8 @@ static bool on_timerfd_settime(const struct seccomp_notif *n, bool time32) {
         put_time(raw + size, (long long)old.it_value.tv_sec * 1000000000LL + old.it_value.tv_nsec, time32, false);
         mem_write(mem, args[3], raw, 2 * size);
       }
-      reply(n->id, false, 0);
       record_shortened(n->pid, "timerfd_settime", asked - base);
+      reply(n->id, false, 0);
       answered = true;
     }
   }
@@ -794,8 +802,8 @@ static bool on_wait(const struct seccomp_notif *n, bool time32) {
       held->deadline = now_ns(CLOCK_MONOTONIC) + state.threshold_ns;
       return true;
     }
-    time_out(n, time32, mem);
     record_shortened(n->pid, wait_or_timer_name(n->data.nr), asked);
+    time_out(n, time32, mem);
   } else ok = false;
   for (int i = 0; i < taken; i++) close(held->fds[i].fd);
   close(mem);
@@ -848,8 +856,8 @@ static int poll_with_waits(struct pollfd *listener) {
     if (!still_valid(held->n.id)) release_wait(held);
     else if (ready[i]) reply(held->n.id, true, 0), release_wait(held);
     else if (now >= held->deadline) {
-      time_out(&held->n, held->time32, held->mem);
       record_shortened(held->n.pid, wait_or_timer_name(held->n.data.nr), held->asked);
+      time_out(&held->n, held->time32, held->mem);
       release_wait(held);
     }
   }
@@ -917,8 +925,8 @@ static bool on_sleep(const struct seccomp_notif *n, bool time32) {
     ns -= (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
   }
   if (ns <= state.threshold_ns || !still_valid(n->id)) return false;
-  reply(n->id, false, 0);
   record_shortened(n->pid, clock ? "clock_nanosleep" : "nanosleep", ns);
+  reply(n->id, false, 0);
   return true;
 }
 

@@ -3,13 +3,15 @@ import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
+import type { CallCounts } from './supervisor-log.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
  * line: memory stays bounded whatever the log's size, because calls, summary values and processes are
  * kept only up to the limits below while counts (apistats) stay exact. What was cut is said in
  * `anomaly`. Calls and apistats name system calls: apistats are the tracer's own counts of every call of
- * a process when it gave them, otherwise the decoded calls counted.
+ * a process when it gave them, otherwise the decoded calls counted, plus the calls the sample supervisor
+ * answered itself (which never reached the tracer).
  */
 
 export interface BehaviorLimits {
@@ -43,6 +45,8 @@ export interface BehaviorOptions {
   keepCalls?: boolean;
   limits?: BehaviorLimits;
   network?: NetworkHints;
+  /** The calls the sample supervisor answered itself, by process and name (they never reached the tracer). */
+  answered?: CallCounts;
 }
 
 export interface BehaviorResult {
@@ -256,7 +260,7 @@ class Reconstructor {
     }
   }
 
-  section(): BehaviorResult {
+  section(answered: CallCounts = new Map()): BehaviorResult {
     const processes = [...this.processes.values()];
     const section: BehaviorSection = {
       processes: processes.map(processEntry),
@@ -264,7 +268,7 @@ class Reconstructor {
       generic: processes.map(genericEntry),
       summary: this.summary.toJson(),
       anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
-      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), Object.fromEntries(process.counted ?? process.decoded)])),
+      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), apistatsOf(process, answered.get(process.pid))])),
     };
     return { section, eventsLost: this.tracer.lost, tracer: this.tracer.name };
   }
@@ -282,6 +286,13 @@ class Reconstructor {
     if (omitted > 0) note('truncated', 'summary', `${omitted} summary values are not listed`);
     return anomalies;
   }
+}
+
+/** A process's calls by name: the tracer's counts (or its decoded calls), and the calls it never saw. */
+function apistatsOf(process: ProcessState, answered: ReadonlyMap<string, number> | undefined): Record<string, number> {
+  const stats = new Map(process.counted ?? process.decoded);
+  for (const [call, count] of answered ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
+  return Object.fromEntries(stats);
 }
 
 /** The summary categories an event belongs to, with their values. */
@@ -410,19 +421,22 @@ function processTree(processes: ProcessState[]): ProcessTreeNode[] {
   return roots;
 }
 
+/** The behaviour section, given what the capture and the supervisor add to the log. */
+export type FinishBehavior = (network?: NetworkHints, answered?: CallCounts) => BehaviorResult | undefined;
+
 /**
  * The behaviour fold, for the pipeline's one pass over the log. Its result gives the section once the
- * capture's names are known (undefined when the log holds no event).
+ * capture's names and the supervisor's answered calls are known (undefined when the log holds no event).
  */
-export function behaviorFold(options: Omit<BehaviorOptions, 'network'> = {}): EventFold<(network?: NetworkHints) => BehaviorResult | undefined> {
+export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'answered'> = {}): EventFold<FinishBehavior> {
   const reconstructor = new Reconstructor(options.limits ?? DEFAULT_BEHAVIOR_LIMITS, options.keepCalls ?? true);
   return {
     event: (event) => reconstructor.event(event),
     malformed: () => reconstructor.malformed(),
-    result: () => (network) => {
+    result: () => (network, answered) => {
       if (reconstructor.empty) return undefined;
       if (network) reconstructor.attributeNetwork(network);
-      return reconstructor.section();
+      return reconstructor.section(answered);
     },
   };
 }
@@ -430,5 +444,5 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network'> = {}): Ev
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
   const finish = await foldOne(eventsPath, behaviorFold(options));
-  return finish?.(options.network);
+  return finish?.(options.network, options.answered);
 }

@@ -191,6 +191,7 @@ export interface SignatureMatch {
 
 /** A sleep of the sample that the machine ended at once (longer than its threshold): the sample could not outwait the analysis. */
 export interface SkippedSleep {
+  /** The process (its thread group), whichever of its threads made the call. */
   pid: number;
   /** The system call: a sleep (nanosleep, clock_nanosleep), a timer (alarm, setitimer...) or a wait (select, poll, epoll_wait...). */
   call: string;

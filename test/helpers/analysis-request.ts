@@ -1,5 +1,5 @@
 import type { MachineRow } from '../../src/db/schema.js';
-import type { AnalysisRequest } from '../../src/machinery/types.js';
+import type { AnalysisRequest, MachineSession, RunResult } from '../../src/machinery/types.js';
 
 /** What every request names; the rest has the defaults of a file task on the fake internet. */
 type Required = Pick<AnalysisRequest, 'taskId' | 'paths' | 'log'>;
@@ -18,4 +18,16 @@ export function analysisRequest(machine: string, fields: Required & Partial<Anal
     clock: new Date().toISOString(),
     ...fields,
   };
+}
+
+/** A started session driven as the scheduler drives it: run, stop, collect, and destroyed whatever happened. */
+export async function runToCollection(session: MachineSession): Promise<RunResult> {
+  try {
+    const result = await session.run(new AbortController().signal);
+    await session.stop();
+    await session.collect();
+    return result;
+  } finally {
+    await session.destroy();
+  }
 }

@@ -41,6 +41,23 @@ function assertActedAfterSleeping(report: any): void {
   assert.ok(report.debug.log.some((line: string) => /asked to sleep 90 s \(clock_nanosleep\): the sleep returned at once/.test(line)));
 }
 
+/**
+ * supervisor-sleep-count: the first process 6 nanosleep (5 cut short) and, in a thread, 2 clock_nanosleep
+ * (cut short); its child 3 nanosleep (cut short). The cut-short calls never reach the tracepoint.
+ */
+function assertSleepsCounted(report: any): void {
+  assert.ok(dropped(report).some((file) => file.filepath === '/tmp/after-sleep-count'), `it acted after sleeping: ${droppedPaths(report)}`);
+  assert.equal(report.debug.skipped_sleeps?.length, 10, JSON.stringify(report.debug.skipped_sleeps));
+  const processes: Array<{ pid: number; ppid: number; command_line: string }> = report.behavior.processes;
+  const first = processes.find((process) => process.command_line.includes('sleepcount'));
+  assert.ok(first, JSON.stringify(processes.map((process) => process.command_line)));
+  const child = processes.find((process) => process.ppid === first.pid);
+  assert.ok(child, JSON.stringify(processes.map((process) => [process.pid, process.ppid, process.command_line])));
+  const stats = report.behavior.apistats;
+  assert.deepEqual([stats[first.pid]?.nanosleep, stats[first.pid]?.clock_nanosleep], [6, 2], JSON.stringify(stats[first.pid]));
+  assert.equal(stats[child.pid]?.nanosleep, 3, JSON.stringify(stats[child.pid]));
+}
+
 /** supervisor-memfd-self copies itself into a memfd and runs that copy, which writes /tmp/ran-from-memory. */
 function assertMemfdCaptured(report: any, sample: Buffer): void {
   assert.ok(dropped(report).some((file) => file.filepath === '/tmp/ran-from-memory'), `the copy in memory ran: ${droppedPaths(report)}`);
@@ -89,6 +106,10 @@ export function supervisedEvasions(analyse: Analyse, compile: (name: string) => 
         const report = await analyse('antidebug', compile('tracer-ptrace-check'), { options: 'arguments=/tmp/not-debugged' });
         assert.ok(dropped(report).some((file) => file.filepath === '/tmp/not-debugged'), 'the sample believed nobody watched');
       },
+    ],
+    [
+      'counts the sleeps it cut short in apistats, by name, in the process that called them, once',
+      async () => assertSleepsCounted(await analyse('sleepcount', compile('supervisor-sleep-count'))),
     ],
     [
       'dumps a short-lived child process as it exits, with memory=1',

@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import yazl from 'yazl';
 import type { BehaviorEvent } from '../../src/report/events.js';
 import { configSchema } from '../../src/config/schema.js';
-import { analysisRequest } from '../helpers/analysis-request.js';
+import { analysisRequest, runToCollection } from '../helpers/analysis-request.js';
 import { EventDecoder } from '../../src/machinery/host/tracer/event-decoder.js';
 import { StraceParser } from '../../src/machinery/host/tracer/strace-parser.js';
 import type { TraceRecord } from '../../src/machinery/host/tracer/trace-records.js';
@@ -20,6 +19,7 @@ import type { Machinery } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 import { fixtureSource } from '../fixtures/tracer-harness.js';
 import { COLLECT_GRACE_S } from '../helpers/qemu-timing.js';
+import { zipSample } from '../helpers/zip-sample.js';
 
 /**
  * The guest's strace fallback output, decoded on the host by the host tracer's strace parser into
@@ -188,13 +188,10 @@ const GUEST_SCRIPT = [
 async function sampleZip(dir: string): Promise<Buffer> {
   const checker = join(dir, 'ptrace-check');
   execFileSync('gcc', ['-static', '-O2', '-o', checker, fixtureSource('tracer-ptrace-check.c')]);
-  const zip = new yazl.ZipFile();
-  zip.addBuffer(Buffer.from(GUEST_SCRIPT), 'run.sh', { mode: 0o100755 });
-  zip.addBuffer(readFileSync(checker), 'ptrace-check', { mode: 0o100755 });
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  return zipSample([
+    ['run.sh', GUEST_SCRIPT],
+    ['ptrace-check', readFileSync(checker)],
+  ]);
 }
 
 interface GuestRun {
@@ -220,13 +217,7 @@ describe('behaviour tracing inside the qemu guest (TCG)', { timeout: 40 * 60_000
     const session = await on.start(
       analysisRequest(on === machinery ? 'qt' : 'qs', { taskId, paths, samplePath, package: 'zip', options: { file: 'run.sh', ...options }, timeoutSeconds: 60, log }),
     );
-    try {
-      await session.run(new AbortController().signal);
-      await session.stop();
-      await session.collect();
-    } finally {
-      await session.destroy();
-    }
+    await runToCollection(session);
     const events = readFileSync(join(paths.logs, 'events.jsonl'), 'utf8')
       .split('\n')
       .filter(Boolean)

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BehaviorEvent, EventBody } from '../../src/report/events.js';
 import { commandLine, reconstructBehavior, TracerNotes } from '../../src/processing/behavior-log.js';
+import { answeredCalls } from '../../src/processing/supervisor-log.js';
 import { type EventFold, foldEventLog } from '../../src/report/event-log.js';
 
 /**
@@ -254,6 +255,21 @@ describe('behaviour named by system calls', () => {
   it('counts the decoded calls by name for a process the tracer gave no counts for', async () => {
     const { section } = (await reconstructBehavior(log))!;
     assert.deepEqual(section.apistats['201'], { execve: 1, openat: 2 });
+  });
+
+  it('adds the calls the supervisor answered itself, which never reached the tracer, to their process', async () => {
+    const cut = (pid: number, call: string) => ({ pid, call, seconds: 600, time: T0 });
+    const answered = answeredCalls([
+      cut(200, 'nanosleep'), cut(200, 'nanosleep'), cut(200, 'clock_nanosleep'), cut(201, 'poll'),
+      // Rewritten, then let go on: the tracer counted it.
+      cut(200, 'alarm'),
+      // No process of the log.
+      cut(999, 'nanosleep'),
+    ]);
+    const { section } = (await reconstructBehavior(log, { answered }))!;
+    assert.deepEqual(section.apistats['200'], { openat: 40, read: 12, getdents64: 3, creat: 1, nanosleep: 2, clock_nanosleep: 1 });
+    assert.deepEqual(section.apistats['201'], { execve: 1, openat: 2, poll: 1 });
+    assert.equal(section.apistats['999'], undefined);
   });
 
   it('gives every call in Cuckoo\'s shape, payloads as escaped text', async () => {

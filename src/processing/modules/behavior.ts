@@ -1,13 +1,13 @@
 import { parseOptions } from '../../db/task-options.js';
-import { behaviorFold, type BehaviorResult, type NetworkHints } from '../behavior-log.js';
+import { behaviorFold, type FinishBehavior, type NetworkHints } from '../behavior-log.js';
+import { answeredCalls, skippedSleeps } from '../supervisor-log.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
-
-type FinishBehavior = (network?: NetworkHints) => BehaviorResult | undefined;
 
 /**
  * Processes, process tree, per-process and overall summaries, API statistics and anomalies from the
  * tracer's event log. Host names and URLs come from the capture and are given to the processes whose
- * connections they match. The task option json.calls=0 leaves the calls out, as in Cuckoo.
+ * connections they match. The calls the sample supervisor answered itself (logs/supervisor.jsonl) are
+ * counted in apistats. The task option json.calls=0 leaves the calls out, as in Cuckoo.
  */
 export const behaviorModule: ProcessingModule<'behavior', FinishBehavior> = {
   key: 'behavior',
@@ -16,7 +16,7 @@ export const behaviorModule: ProcessingModule<'behavior', FinishBehavior> = {
   },
   async run(input, finish) {
     if (!finish) return undefined;
-    return finish(await networkHints(input))?.section;
+    return finish(await networkHints(input), answeredCalls(await skippedSleeps(input.paths.supervisorLog)))?.section;
   },
 };
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRegularFile } from '../safe-open.js';
-import type { SkippedSleep } from '../../report/report-types.js';
+import { skippedSleeps } from '../supervisor-log.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */
@@ -26,23 +26,6 @@ export const debugModule: ProcessingModule<'debug'> = {
     };
   },
 };
-
-/** The supervisor's sleep lines; anything else or malformed is left out. */
-async function skippedSleeps(path: string): Promise<SkippedSleep[]> {
-  const sleeps: SkippedSleep[] = [];
-  for (const line of await readLines(path)) {
-    let record: Record<string, unknown>;
-    try {
-      record = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    const { event, pid, call, seconds, time } = record;
-    if (event !== 'sleep' || typeof pid !== 'number' || typeof call !== 'string' || typeof seconds !== 'number' || typeof time !== 'number') continue;
-    sleeps.push({ pid, call, seconds, time });
-  }
-  return sleeps;
-}
 
 async function readLines(path: string): Promise<string[]> {
   if (!(await isRegularFile(path))) return [];
