@@ -14,6 +14,8 @@ export const LIVE_TICK_MS = 200;
 export const MAX_CALLS_PER_BATCH = 200;
 /** Log read per tick at most: a faster writer makes the stream fall behind rather than hog the server. */
 const MAX_BYTES_PER_TICK = 1 << 20;
+/** Log read at most once the run is over, before `end`. */
+const FINAL_BYTES = 16 << 20;
 /** States after which nothing more happens to a task's run (as the command line's `wait` knows them). */
 const FINAL_STATES = new Set(['reported', 'failed_analysis', 'failed_processing', 'failed_reporting', 'recovered']);
 
@@ -42,17 +44,19 @@ export class LiveFeed {
 
   /** Sends what changed since the last step; false once `end` was sent. */
   async step(): Promise<boolean> {
+    const previous = this.#state;
     const state = await this.#currentState();
-    if (state !== this.#state) {
+    if (state !== previous) {
       this.#state = state;
       this.send('state', { state });
     }
-    if (state === null || FINAL_STATES.has(state)) {
-      this.send('end', { state });
-      return false;
-    }
-    if (state !== 'pending') await this.#newEvents();
-    return true;
+    const over = state === null || FINAL_STATES.has(state);
+    // The log was complete before the task left `running`: a run this stream watched is read to its end
+    // (within bounds) before `end`. A task that was over before the stream began ends it at once.
+    if (over && previous !== undefined && previous !== 'pending') await this.#newEvents(FINAL_BYTES);
+    else if (!over && state !== 'pending') await this.#newEvents(MAX_BYTES_PER_TICK);
+    if (over) this.send('end', { state });
+    return !over;
   }
 
   /** The task's state, read again only when the database may have changed; null once the task is gone. */
@@ -63,11 +67,11 @@ export class LiveFeed {
     return (await this.ctx.stores.tasks.get(this.taskId))?.status ?? null;
   }
 
-  async #newEvents(): Promise<void> {
+  async #newEvents(maxBytes: number): Promise<void> {
     const changed = new Set<IndexedProcess>();
     const calls: ListedCall[] = [];
     let skipped = 0;
-    for (const line of await this.#tail.read(MAX_BYTES_PER_TICK)) {
+    for (const line of await this.#tail.read(maxBytes)) {
       // Once the batch is full, a call of a known process is only counted: its line is not even parsed.
       const pid = headerPid(line);
       if (calls.length >= MAX_CALLS_PER_BATCH && pid !== undefined && this.#processes.has(pid) && !line.includes('"kind":"process.')) {

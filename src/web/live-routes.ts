@@ -24,7 +24,7 @@ export function liveRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(`/ui/api/tasks/${INT('id')}/live`, async (request, reply) => {
     const taskId = idParam(request, 'id');
     if (!(await ctx.stores.tasks.get(taskId))) throw notFound('Task not found', { context: { taskId } });
-    const stream = streams.start(request, reply);
+    const stream = streams.start(reply);
     const feed = new LiveFeed(ctx, taskId, (event, data) => stream.send(event, data));
     follow(feed, stream, reply).catch((error: unknown) => {
       request.log.warn({ err: error, taskId }, 'the live stream of a task failed');
