@@ -79,7 +79,11 @@ async function main(): Promise<void> {
     await service.app.listen({ host: '127.0.0.1', port: 0 });
     const address = service.app.server.address();
     if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    await compare(`http://127.0.0.1:${address.port}`, id);
+    const base = `http://127.0.0.1:${address.port}`;
+    await compare(base, id);
+    rmSync(paths.callsIndex);
+    const rebuilt = await timed(() => fetchAll(base, [`/ui/api/tasks/${id}/processes`, `/ui/api/tasks/${id}/calls?limit=100`]));
+    console.log(`opening it for a task reported without an index (built on that first request, from events.jsonl): ${seconds(rebuilt.ms)}`);
   } finally {
     await service.close();
     await ctx.close();
@@ -108,7 +112,9 @@ async function compare(base: string, taskId: number): Promise<void> {
     ];
     console.log(line.join(' '));
   }
-  console.log(`\nopening the behaviour section took ${ms(open)} (aim: under ${ms(OPEN_AIM_MS)}): ${open < OPEN_AIM_MS ? 'met' : 'NOT met'}`);
+  const kept = (await reportCalls(base, taskId)).length;
+  console.log(`\nbaseline: report.json lists ${kept} of the calls (processing's limits), so it cannot show the others`);
+  console.log(`opening the behaviour section took ${ms(open)} (aim: under ${ms(OPEN_AIM_MS)}): ${open < OPEN_AIM_MS ? 'met' : 'NOT met'}`);
 }
 
 /** The answers of a case's requests, sent at once: the calls the last one lists and its total. */

@@ -71,8 +71,25 @@ export class CallsIndex {
       return { calls: rows.map(listed), total: this.#fact('calls') };
     }
     const where = `WHERE ${clauses.join(' AND ')}`;
+    if (query.text) return this.#scan(where, values, query);
     const rows = this.db.prepare(`SELECT ${CALL_COLUMNS} FROM calls ${where} ORDER BY id LIMIT ? OFFSET ?`).all(...values, query.limit, query.offset) as CallRow[];
     const { total } = this.db.prepare(`SELECT count(*) AS total FROM calls ${where}`).get(...values) as { total: number };
+    return { calls: rows.map(listed), total };
+  }
+
+  /**
+   * A search in the arguments reads every call the other filters leave (no index serves it): one pass
+   * counts the matches and notes the page's ids, rather than one pass for the page and another to count.
+   */
+  #scan(where: string, values: Array<string | number>, query: CallsQuery): { calls: ListedCall[]; total: number } {
+    const ids: number[] = [];
+    let total = 0;
+    for (const id of this.db.prepare(`SELECT id FROM calls ${where} ORDER BY id`).pluck().iterate(...values) as Iterable<number>) {
+      if (total >= query.offset && ids.length < query.limit) ids.push(id);
+      total++;
+    }
+    if (ids.length === 0) return { calls: [], total };
+    const rows = this.db.prepare(`SELECT ${CALL_COLUMNS} FROM calls WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id`).all(...ids) as CallRow[];
     return { calls: rows.map(listed), total };
   }
 
