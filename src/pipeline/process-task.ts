@@ -50,7 +50,7 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
     await fail(ctx, taskId, 'failed_reporting', `Writing the reports failed: ${messageOf(error)}`, error);
     return;
   }
-  completeCallsIndex(ctx, taskId, callsIndex, report);
+  await completeCallsIndex(ctx, taskId, callsIndex, report);
   await ctx.stores.tasks.transition(taskId, ['completed'], 'reported', { score: report.info.score });
 }
 
@@ -58,9 +58,9 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
  * Puts the task's calls index in place beside its reports. The reports are complete without it: a
  * failure is logged, and the web interface builds the index again when it is first asked for the calls.
  */
-function completeCallsIndex(ctx: AppContext, taskId: number, callsIndex: CallsIndexBuilder, report: Report): void {
+async function completeCallsIndex(ctx: AppContext, taskId: number, callsIndex: CallsIndexBuilder, report: Report): Promise<void> {
   try {
-    callsIndex.complete(report.behavior?.processes ?? []);
+    await callsIndex.complete(report.behavior?.processes ?? []);
   } catch (error) {
     callsIndex.discard();
     ctx.log.warn({ err: error, task: taskId }, 'writing the calls index failed');

@@ -1,6 +1,8 @@
+import { once } from 'node:events';
 import { renameSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { apiOf, callOf } from './calls.js';
@@ -61,13 +63,6 @@ const SCHEMA = `
   CREATE TABLE facts (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
 
-/** Made once every call is in: building them at the end is several times faster than keeping them up. */
-const INDEXES = `
-  CREATE INDEX calls_by_pid ON calls (pid, id);
-  CREATE INDEX calls_by_api ON calls (api, id);
-  CREATE INDEX calls_by_category ON calls (category, id);
-`;
-
 /**
  * Writes a calls index. As a fold it takes the calls of the behaviour log in the pipeline's one pass;
  * `add` takes calls from elsewhere (report.json of a task whose log is gone). `complete` gives it the
@@ -115,8 +110,8 @@ export class CallsIndexBuilder implements EventFold<void> {
 
   result(): void {}
 
-  /** Adds the processes, makes the indexes and renames the file into place. */
-  complete(processes: readonly ReportedProcess[]): void {
+  /** Adds the processes, makes the indexes (in a worker thread) and renames the file into place. */
+  async complete(processes: readonly ReportedProcess[]): Promise<void> {
     if (this.#failure !== undefined) throw this.#failure;
     const db = this.#open();
     const insert = db.prepare('INSERT OR REPLACE INTO processes (pid, ppid, name, command_line, first_seen, calls) VALUES (?, ?, ?, ?, ?, ?)');
@@ -124,12 +119,10 @@ export class CallsIndexBuilder implements EventFold<void> {
       insert.run(process.pid, process.ppid, process.process_name, process.command_line, process.first_seen, this.#callsPerPid.get(process.pid) ?? 0);
     }
     db.prepare('INSERT INTO facts (name, value) VALUES (?, ?), (?, ?)').run('calls', this.#count, 'omitted', this.#omitted);
-    db.exec(INDEXES);
     db.exec('COMMIT');
-    // A few sampled rows are enough for the planner to choose between the pid, api and category indexes.
-    db.exec('PRAGMA analysis_limit = 1000; ANALYZE');
     db.close();
     this.#db = undefined;
+    await indexInWorker(this.#temporary);
     renameSync(this.#temporary, this.path);
   }
 
@@ -161,6 +154,13 @@ export class CallsIndexBuilder implements EventFold<void> {
   }
 }
 
+/** Runs calls-index-worker.ts on the file and waits for it: an error there is thrown here. */
+async function indexInWorker(path: string): Promise<void> {
+  const worker = new Worker(new URL('./calls-index-worker.js', import.meta.url), { workerData: path });
+  const [code] = (await once(worker, 'exit')) as [number];
+  if (code !== 0) throw new Error(`indexing the calls of ${path} failed (worker exit code ${code})`);
+}
+
 /**
  * The index of a reported task that has none (reported before indexes existed, or its index failed):
  * the calls of its behaviour log, or those report.json kept when the log is gone, with report.json's
@@ -174,7 +174,7 @@ export async function buildCallsIndex(paths: AnalysisPaths): Promise<void> {
     const folded = await foldEventLog(join(paths.dir, EVENTS_FILE), [builder]);
     if (folded?.[0] && !folded[0].ok) throw folded[0].error;
     if (!folded) for (const process of processes) for (const call of process.calls ?? []) builder.add(process.pid, call);
-    builder.complete(processes);
+    await builder.complete(processes);
   } catch (error) {
     builder.discard();
     throw error;
