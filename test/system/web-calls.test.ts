@@ -229,3 +229,25 @@ describe('web interface: behaviour calls and live analysis', { timeout: 900_000 
     assert.equal(fromReport.total, kept);
   });
 });
+
+describe('web interface: the live stream and the server closing', () => {
+  it('keeps streaming a running task until the server closes, which ends the stream', { timeout: 30_000 }, async () => {
+    const server = await startTestServer({}, { engine: false });
+    let closed: Promise<void> | undefined;
+    try {
+      const running = await server.ctx.stores.tasks.insert(taskRow({ status: 'running' }));
+      const response = await server.fetch(`/ui/api/tasks/${running}/live`);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      assert.match(first, /^event: state\ndata: \{"state":"running"\}\n\n/);
+      closed = server.close();
+      let rest = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+      await closed;
+      // No end: the task did not end, the server went away.
+      assert.ok(!rest.includes('event: end'), rest);
+    } finally {
+      await (closed ?? server.close());
+    }
+  });
+});
