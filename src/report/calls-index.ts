@@ -1,7 +1,7 @@
 import { once } from 'node:events';
-import { renameSync, rmSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AnalysisPaths } from '../storage/layout.js';
@@ -126,10 +126,15 @@ export class CallsIndexBuilder implements EventFold<void> {
     renameSync(this.#temporary, this.path);
   }
 
+  /** Removes what was written; never throws, so that it can follow any failure. */
   discard(): void {
-    this.#db?.close();
-    this.#db = undefined;
-    rmSync(this.#temporary, { force: true });
+    try {
+      this.#db?.close();
+      this.#db = undefined;
+      rmSync(this.#temporary, { force: true });
+    } catch {
+      // Nothing of the index is there to remove (its folder is gone or is no folder).
+    }
   }
 
   #statement(): BetterSqlite3.Statement {
@@ -141,6 +146,7 @@ export class CallsIndexBuilder implements EventFold<void> {
 
   #open(): BetterSqlite3.Database {
     if (this.#db) return this.#db;
+    mkdirSync(dirname(this.#temporary), { recursive: true });
     rmSync(this.#temporary, { force: true });
     const db = new BetterSqlite3(this.#temporary);
     // A file nobody reads until it is renamed into place needs no journal and no syncing on the way.
