@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { EventReader } from '../helpers/event-stream.js';
 import { reportOf, submitSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { taskRow } from '../helpers/tasks.js';
@@ -38,27 +39,15 @@ interface LiveEvent {
   at: number;
 }
 
-/** Every event of a server-sent event stream until the server ends it, and the stream's whole text. */
-async function readLive(server: TestServer, taskId: number, timeoutMs = 240_000): Promise<{ events: LiveEvent[]; text: string; contentType: string | null }> {
-  const response = await server.fetch(`/ui/api/tasks/${taskId}/live`, { signal: AbortSignal.timeout(timeoutMs) });
-  assert.equal(response.status, 200);
+/** Every event of a task's live stream until the server ends it, the events' text, and the stream's type. */
+async function readLive(server: TestServer, taskId: number, timeoutMs = 240_000): Promise<{ events: LiveEvent[]; text: string; contentType: string | undefined }> {
+  const reader = await EventReader.open(`${server.url}/ui/api/tasks/${taskId}/live`);
+  assert.equal(reader.response.statusCode, 200);
   const events: LiveEvent[] = [];
-  const decoder = new TextDecoder();
-  let text = '';
-  let pending = '';
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    const piece = decoder.decode(chunk, { stream: true });
-    text += piece;
-    pending += piece;
-    for (let end = pending.indexOf('\n\n'); end >= 0; end = pending.indexOf('\n\n')) {
-      const lines = pending.slice(0, end).split('\n');
-      pending = pending.slice(end + 2);
-      const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
-      const data = lines.find((line) => line.startsWith('data: '))?.slice(6);
-      if (event !== undefined) events.push({ event, data: JSON.parse(data ?? 'null'), at: Date.now() });
-    }
-  }
-  return { events, text, contentType: response.headers.get('content-type') };
+  const deadline = Date.now() + timeoutMs;
+  for (let next = await reader.next(timeoutMs); next; next = await reader.next(Math.max(1, deadline - Date.now()))) events.push({ ...next, at: Date.now() });
+  const text = events.map((event) => `${event.event} ${JSON.stringify(event.data)}`).join('\n');
+  return { events, text, contentType: reader.response.headers['content-type'] };
 }
 
 const ofKind = (events: LiveEvent[], kind: string) => events.filter((event) => event.event === kind);
