@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENTS_FILE } from '../report/events.js';
+import { CallsIndexBuilder } from '../report/calls-index.js';
 import type { AppContext } from '../app.js';
 import { runsSampleFile, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
@@ -30,23 +31,40 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
     throw conflict(`Task ${taskId} is ${task.status}; only completed tasks are processed`, { context: { taskId, status: task.status } });
   }
   const paths = ctx.layout.analysis(taskId);
+  const callsIndex = new CallsIndexBuilder(paths.callsIndex);
   let report: Report;
   try {
     const signatures = startSignatures(paths);
-    report = await buildReport(ctx, task, paths, PROCESSING_MODULES, [signatures.fold]);
+    report = await buildReport(ctx, task, paths, PROCESSING_MODULES, [signatures.fold, callsIndex]);
     report.signatures = await signatures.complete(report);
     report.info.score = scoreOf(report.signatures);
   } catch (error) {
+    callsIndex.discard();
     await fail(ctx, taskId, 'failed_processing', `Processing failed: ${messageOf(error)}`, error);
     return;
   }
   try {
     await writeReports(report, paths);
   } catch (error) {
+    callsIndex.discard();
     await fail(ctx, taskId, 'failed_reporting', `Writing the reports failed: ${messageOf(error)}`, error);
     return;
   }
+  await completeCallsIndex(ctx, taskId, callsIndex, report);
   await ctx.stores.tasks.transition(taskId, ['completed'], 'reported', { score: report.info.score });
+}
+
+/**
+ * Puts the task's calls index in place beside its reports. The reports are complete without it: a
+ * failure is logged, and the web interface builds the index again when it is first asked for the calls.
+ */
+async function completeCallsIndex(ctx: AppContext, taskId: number, callsIndex: CallsIndexBuilder, report: Report): Promise<void> {
+  try {
+    await callsIndex.complete(report.behavior?.processes ?? []);
+  } catch (error) {
+    callsIndex.discard();
+    ctx.log.warn({ err: error, task: taskId }, 'writing the calls index failed');
+  }
 }
 
 /**

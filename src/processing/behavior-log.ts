@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
+import { commandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 import type { CallCounts } from './supervisor-log.js';
@@ -363,11 +364,6 @@ function countCalls(process: ProcessState, counts: unknown): void {
     // A process sends its counts at each exec and at its exit: they add up.
     if (Number.isSafeInteger(count) && (count as number) >= 0) process.counted.set(name, (process.counted.get(name) ?? 0) + (count as number));
   }
-}
-
-/** argv as one line, each argument quoted like a shell would need it. */
-export function commandLine(argv: readonly string[] | undefined): string {
-  return (Array.isArray(argv) ? argv.map(String) : []).map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
 function processEntry(process: ProcessState): ProcessEntry {

@@ -101,7 +101,7 @@ export async function foldOne<R>(path: string, fold: EventFold<R>): Promise<R | 
 }
 
 /** The event of a line; null when the line is not one, undefined when it is blank. */
-function parseEvent(line: string): BehaviorEvent | null | undefined {
+export function parseEvent(line: string): BehaviorEvent | null | undefined {
   // Event lines start with "{"; only other lines can be blank.
   if (line.charCodeAt(0) !== 0x7b && line.trim() === '') return undefined;
   try {

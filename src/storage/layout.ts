@@ -42,6 +42,8 @@ export class AnalysisPaths {
   get reports() { return join(this.dir, 'reports'); }
   get reportJson() { return join(this.dir, 'reports', 'report.json'); }
   get reportHtml() { return join(this.dir, 'reports', 'report.html'); }
+  /** Every call of the behaviour log, indexed for the web interface's paginated calls (report/calls-index.ts). */
+  get callsIndex() { return join(this.dir, 'reports', 'calls.sqlite'); }
   get logs() { return join(this.dir, 'logs'); }
   get shots() { return join(this.dir, 'shots'); }
   get memory() { return join(this.dir, 'memory'); }

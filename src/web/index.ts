@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app.js';
 import { archivePreviewRoutes } from './archive-preview-routes.js';
+import { callsRoutes } from './calls-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { downloadRoutes } from './download-routes.js';
+import { liveRoutes } from './live-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { shellRoutes } from './shell-routes.js';
 import { taskListRoutes } from './task-list-routes.js';
@@ -15,4 +17,6 @@ export async function registerWeb(app: FastifyInstance, ctx: AppContext): Promis
   await taskListRoutes(app, ctx);
   await archivePreviewRoutes(app, ctx);
   await downloadRoutes(app, ctx);
+  callsRoutes(app, ctx);
+  liveRoutes(app, ctx);
 }

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BehaviorEvent, EventBody } from '../../src/report/events.js';
-import { commandLine, reconstructBehavior, TracerNotes } from '../../src/processing/behavior-log.js';
+import { reconstructBehavior, TracerNotes } from '../../src/processing/behavior-log.js';
 import { answeredCalls } from '../../src/processing/supervisor-log.js';
+import { commandLine } from '../../src/report/command-line.js';
 import { type EventFold, foldEventLog } from '../../src/report/event-log.js';
 
 /**
