@@ -3,6 +3,7 @@ import type { AppContext } from '../app.js';
 import { archivePreviewRoutes } from './archive-preview-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { downloadRoutes } from './download-routes.js';
+import { searchRoutes } from './search-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { shellRoutes } from './shell-routes.js';
 import { taskListRoutes } from './task-list-routes.js';
@@ -15,4 +16,5 @@ export async function registerWeb(app: FastifyInstance, ctx: AppContext): Promis
   await taskListRoutes(app, ctx);
   await archivePreviewRoutes(app, ctx);
   await downloadRoutes(app, ctx);
+  searchRoutes(app, ctx);
 }
