@@ -140,13 +140,19 @@ export interface SearchTasksTable {
   indexed_on: string;
 }
 
-/** One searchable value of an indexed task's report; db/search-text.ts says what norm and terms hold. */
+/** One searchable value of an indexed task's report; db/search-text.ts says what norm holds. */
 export interface SearchEntriesTable {
   id: Generated<number>;
   task_id: number;
   field: string;
   value: string;
   norm: string;
+}
+
+/** The words of all values of one field of an indexed task (id: task_id * 32 + the field's position). */
+export interface SearchWordsTable {
+  id: number;
+  task_id: number;
   terms: string;
 }
 
@@ -159,6 +165,7 @@ export interface Database {
   submissions: SubmissionsTable;
   search_tasks: SearchTasksTable;
   search_entries: SearchEntriesTable;
+  search_words: SearchWordsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;

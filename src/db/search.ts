@@ -1,9 +1,9 @@
 import { type Kysely, type RawBuilder, SqliteAdapter, sql } from 'kysely';
 import type { SearchDocument } from '../report/search-entries.js';
-import type { SearchField } from '../report/search-fields.js';
+import { SEARCH_FIELDS, type SearchField } from '../report/search-fields.js';
 import { nowIso } from '../util/time.js';
 import type { Database } from './schema.js';
-import { normOf, prepareQuery, type PreparedQuery, termsOf } from './search-text.js';
+import { type MatchKind, matchOf, normOf, prepareQuery, type PreparedQuery, termsOf } from './search-text.js';
 import type { Db } from './tasks.js';
 
 export interface SearchQuery {
@@ -13,8 +13,7 @@ export interface SearchQuery {
   offset: number;
 }
 
-/** How a value matched: the whole value, its start, or words in it. */
-export type MatchKind = 'exact' | 'prefix' | 'words';
+export type { MatchKind } from './search-text.js';
 
 export interface SearchMatch {
   field: string;
@@ -39,15 +38,18 @@ export interface SearchPage {
 
 /** Matches listed per result, best first. */
 const MAX_MATCHES = 10;
-/** Entries per INSERT: SQLite allows 32766 parameters a statement. */
+/** Rows per INSERT: SQLite allows 32766 parameters a statement. */
 const INSERT_CHUNK = 500;
-const KIND_OF_TIER: Record<number, MatchKind> = { 3: 'exact', 2: 'prefix', 1: 'words' };
+/** search_words ids: task_id * FIELD_SLOTS + the field's position in SEARCH_FIELDS. */
+const FIELD_SLOTS = 32;
+const MATCH_ORDER: Record<MatchKind | 'some-words', number> = { exact: 0, prefix: 1, words: 2, 'some-words': 3 };
 
 /**
  * The search index over reported analyses (migration 0004). A task's entries are replaced whenever its
  * report is written and go when the task is deleted (ON DELETE CASCADE). A query matches a value
- * exactly, by its start, or by its words (the last word as a prefix); analyses are ranked by their
- * best match (exact, then prefix, then words), then by how many values matched, newest first.
+ * exactly or by its start (the B-tree on norm), or a field of a task by words (the full-text index;
+ * the last word as a prefix). Analyses are ranked by their best match (exact, then prefix, then words),
+ * then by how many values and fields matched, newest first; each lists the values that matched.
  */
 export class SearchStore {
   readonly #sqlite: boolean;
@@ -76,10 +78,15 @@ export class SearchStore {
       .returning('task_id')
       .executeTakeFirst();
     if (added === undefined) return false;
-    const rows = document.entries.map(({ field, value }) => ({ task_id: taskId, field, value, norm: normOf(value), terms: termsOf(value) }));
-    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-      await db.insertInto('search_entries').values(rows.slice(start, start + INSERT_CHUNK)).execute();
+    const entries = document.entries.map(({ field, value }) => ({ task_id: taskId, field, value, norm: normOf(value) }));
+    for (let start = 0; start < entries.length; start += INSERT_CHUNK) {
+      await db.insertInto('search_entries').values(entries.slice(start, start + INSERT_CHUNK)).execute();
     }
+    const words = SEARCH_FIELDS.flatMap((field, position) => {
+      const terms = termsOf(document.entries.filter((entry) => entry.field === field).map((entry) => entry.value));
+      return terms === '' ? [] : [{ id: taskId * FIELD_SLOTS + position, task_id: taskId, terms }];
+    });
+    if (words.length > 0) await db.insertInto('search_words').values(words).execute();
     return true;
   }
 
@@ -102,7 +109,7 @@ export class SearchStore {
     const prepared = prepareQuery(query.text);
     const ranked = await sql<{ task_id: number; total: number | string }>`
       WITH hits AS (${this.#hits(prepared, query.field)})
-      SELECT task_id, max(tier) AS best, count(*) AS n, count(*) OVER () AS total FROM hits GROUP BY task_id
+      SELECT task_id, max(best) AS best, sum(n) AS n, count(*) OVER () AS total FROM hits GROUP BY task_id
       ORDER BY best DESC, n DESC, task_id DESC LIMIT ${query.limit} OFFSET ${query.offset}`.execute(this.db);
     const ids = ranked.rows.map((row) => Number(row.task_id));
     const total = ranked.rows[0] !== undefined ? Number(ranked.rows[0].total) : await this.#count(prepared, query.field);
@@ -121,16 +128,26 @@ export class SearchStore {
     return Number(rows[0]?.total ?? 0);
   }
 
+  /**
+   * Per task, the values that matched, best first: read back from the task's entries and matched as the
+   * indexes match (search-text.ts). A field matched by words spread over several values lists those
+   * that hold some of them.
+   */
   async #matchesOf(prepared: PreparedQuery, field: SearchField | undefined, ids: number[]): Promise<Map<number, SearchMatch[]>> {
-    const { rows } = await sql<{ task_id: number; field: string; value: string; tier: number }>`
-      WITH hits AS (${this.#hits(prepared, field, ids)})
-      SELECT task_id, field, value, tier FROM hits ORDER BY tier DESC, field, value`.execute(this.db);
+    let query = this.db.selectFrom('search_entries').select(['task_id', 'field', 'value']).where('task_id', 'in', ids);
+    if (field !== undefined) query = query.where('field', '=', field);
+    const found = new Map<number, Array<SearchMatch & { order: number }>>();
+    for (const row of await query.orderBy('id').execute()) {
+      const kind = matchOf(row.value, prepared);
+      if (kind === undefined) continue;
+      const list = found.get(row.task_id) ?? [];
+      list.push({ field: row.field, value: row.value, kind: kind === 'some-words' ? 'words' : kind, order: MATCH_ORDER[kind] });
+      found.set(row.task_id, list);
+    }
     const matches = new Map<number, SearchMatch[]>();
-    for (const row of rows) {
-      const id = Number(row.task_id);
-      const list = matches.get(id) ?? [];
-      if (list.length < MAX_MATCHES) list.push({ field: row.field, value: row.value, kind: KIND_OF_TIER[Number(row.tier)] ?? 'words' });
-      matches.set(id, list);
+    for (const [id, list] of found) {
+      const best = list.sort((a, b) => a.order - b.order).slice(0, MAX_MATCHES);
+      matches.set(id, best.map(({ field: name, value, kind }) => ({ field: name, value, kind })));
     }
     return matches;
   }
@@ -145,28 +162,30 @@ export class SearchStore {
     return new Map(rows.map((row) => [row.id, { ...row, score: Number(row.score) }]));
   }
 
-  /** Every matching entry with its tier (3 exact, 2 prefix, 1 words), optionally of some tasks only. */
-  #hits(prepared: PreparedQuery, field: SearchField | undefined, ids?: number[]): RawBuilder<unknown> {
-    const { norm, upper } = prepared;
-    const prefix = upper === undefined ? sql`FALSE` : sql`e.norm >= ${norm} AND e.norm < ${upper}`;
-    const onlyField = field === undefined ? sql`` : sql`AND e.field = ${field}`;
-    const onlyTasks = ids === undefined ? sql`` : sql`AND e.task_id IN (${sql.join(ids)})`;
-    return sql`SELECT e.task_id, e.field, e.value, CASE WHEN e.norm = ${norm} THEN 3 WHEN ${prefix} THEN 2 ELSE 1 END AS tier
-      FROM search_entries e WHERE e.id IN (${this.#candidates(prepared)}) ${onlyField} ${onlyTasks}`;
+  /**
+   * Per task its best tier (3 exact, 2 prefix, 1 words) and how many values (exact and prefix) and
+   * fields (words) matched, each from its index alone: the B-tree on (norm, field, task_id), and the
+   * full-text index whose ids name task and field.
+   */
+  #hits(prepared: PreparedQuery, field: SearchField | undefined): RawBuilder<unknown> {
+    const { norm, upper, words } = prepared;
+    const byNorm = upper === undefined ? sql`norm = ${norm}` : sql`norm >= ${norm} AND norm < ${upper}`;
+    const onlyField = field === undefined ? sql`` : sql`AND field = ${field}`;
+    const normHits = sql`SELECT task_id, max(CASE WHEN norm = ${norm} THEN 3 ELSE 2 END) AS best, count(*) AS n
+      FROM search_entries WHERE ${byNorm} ${onlyField} GROUP BY task_id`;
+    if (words.length === 0) return normHits;
+    const onlySlot = field === undefined ? sql`` : sql`AND id % ${sql.lit(FIELD_SLOTS)} = ${SEARCH_FIELDS.indexOf(field)}`;
+    return sql`${normHits} UNION ALL SELECT id / ${sql.lit(FIELD_SLOTS)} AS task_id, 1 AS best, count(*) AS n
+      FROM (${this.#wordMatches(prepared)}) words WHERE TRUE ${onlySlot} GROUP BY id / ${sql.lit(FIELD_SLOTS)}`;
   }
 
-  /** Ids of the entries that match, from the indexes: the B-tree on norm and the full-text index. */
-  #candidates({ norm, upper, words, lastIsPrefix }: PreparedQuery): RawBuilder<unknown> {
-    const byNorm =
-      upper === undefined
-        ? sql`SELECT id FROM search_entries WHERE norm = ${norm}`
-        : sql`SELECT id FROM search_entries WHERE norm >= ${norm} AND norm < ${upper}`;
-    if (words.length === 0) return byNorm;
+  /** The ids of the search_words documents holding every word (the last as a prefix when long enough). */
+  #wordMatches({ words, lastIsPrefix }: PreparedQuery): RawBuilder<unknown> {
     if (this.#sqlite) {
       const match = words.map((word) => `"${word}"`).join(' ') + (lastIsPrefix ? '*' : '');
-      return sql`${byNorm} UNION SELECT rowid FROM search_terms WHERE search_terms MATCH ${match}`;
+      return sql`SELECT rowid AS id FROM search_words_fts WHERE search_words_fts MATCH ${match}`;
     }
     const tsquery = words.map((word, index) => (index === words.length - 1 && lastIsPrefix ? `${word}:*` : word)).join(' & ');
-    return sql`${byNorm} UNION SELECT id FROM search_entries WHERE terms_vector @@ to_tsquery('simple', ${tsquery})`;
+    return sql`SELECT id FROM search_words WHERE terms_vector @@ to_tsquery('simple', ${tsquery})`;
   }
 }

@@ -93,9 +93,14 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       return (await server.ctx.stores.tasks.get(id))?.status;
     }
 
+    /** The task's rows in the index's tables. */
     async function entriesOf(id: number): Promise<number> {
-      const row = await server.db.selectFrom('search_entries').select((eb) => eb.fn.countAll<number | string>().as('count')).where('task_id', '=', id).executeTakeFirstOrThrow();
-      return Number(row.count);
+      let count = 0;
+      for (const table of ['search_tasks', 'search_entries', 'search_words'] as const) {
+        const row = await server.db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('count')).where('task_id', '=', id).executeTakeFirstOrThrow();
+        count += Number(row.count);
+      }
+      return count;
     }
 
     let dropper: number;
@@ -174,6 +179,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(ids(await search({ q: 'credential_shadow', field: 'cmdline' })), []);
       assert.deepEqual(ids(await search({ q: 'phish', field: 'domain' })), [phish]);
       assert.deepEqual(ids(await search({ q: 'phish', field: 'ip' })), []);
+      assert.deepEqual(ids(await search({ q: 'gate', field: 'url' })), [dropper], 'a word of the URL');
+      assert.deepEqual(ids(await search({ q: 'gate', field: 'cmdline' })), [], 'no command line has it');
+      assert.deepEqual(ids(await search({ q: 'beacon', field: 'domain' })), []);
     });
 
     it('answers 400 with a message to an empty, overlong or malformed query and to an unknown field', async () => {
@@ -214,7 +222,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await server.db.deleteFrom('search_tasks').where('task_id', '=', id).execute();
       assert.deepEqual(ids(await search({ q: 'from-before' })), []);
       if (kind === 'sqlite') {
-        const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_terms WHERE search_terms MATCH 'before'`.execute(server.db);
+        const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM search_words_fts WHERE search_words_fts MATCH 'before'`.execute(server.db);
         assert.equal(rows[0]!.n, 0, 'the full-text index lost the entries with their rows');
       }
       const tally = await startSearchBackfill(server.ctx).done;

