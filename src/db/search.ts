@@ -107,18 +107,17 @@ export class SearchStore {
 
   async search(query: SearchQuery): Promise<SearchPage> {
     const prepared = prepareQuery(query.text);
-    const ranked = await sql<{ task_id: number; total: number | string }>`
-      WITH hits AS (${this.#hits(prepared, query.field)})
-      SELECT task_id, max(best) AS best, sum(n) AS n, count(*) OVER () AS total FROM hits GROUP BY task_id
-      ORDER BY best DESC, n DESC, task_id DESC LIMIT ${query.limit} OFFSET ${query.offset}`.execute(this.db);
-    const ids = ranked.rows.map((row) => Number(row.task_id));
-    const total = ranked.rows[0] !== undefined ? Number(ranked.rows[0].total) : await this.#count(prepared, query.field);
-    if (ids.length === 0) return { results: [], total };
-    const [matches, tasks] = await Promise.all([this.#matchesOf(prepared, query.field, ids), this.#tasksOf(ids)]);
-    const results = ids.flatMap((id) => {
-      const task = tasks.get(id);
-      return task ? [{ ...task, matches: matches.get(id) ?? [] }] : [];
-    });
+    const { rows } = await sql<Omit<SearchResult, 'matches'> & { total: number | string }>`
+      WITH hits AS (${this.#hits(prepared, query.field)}),
+      ranked AS (SELECT task_id, max(best) AS best, sum(n) AS n, count(*) OVER () AS total FROM hits GROUP BY task_id
+        ORDER BY best DESC, n DESC, task_id DESC LIMIT ${query.limit} OFFSET ${query.offset})
+      SELECT t.id, s.target, s.score, t.category, t.added_on, r.total
+      FROM ranked r JOIN search_tasks s ON s.task_id = r.task_id JOIN tasks t ON t.id = r.task_id
+      ORDER BY r.best DESC, r.n DESC, r.task_id DESC`.execute(this.db);
+    const total = rows[0] !== undefined ? Number(rows[0].total) : await this.#count(prepared, query.field);
+    if (rows.length === 0) return { results: [], total };
+    const matches = await this.#matchesOf(prepared, query.field, rows.map((row) => Number(row.id)));
+    const results = rows.map(({ total: _total, ...task }) => ({ ...task, id: Number(task.id), score: Number(task.score), matches: matches.get(Number(task.id)) ?? [] }));
     return { results, total };
   }
 
@@ -150,16 +149,6 @@ export class SearchStore {
       matches.set(id, best.map(({ field: name, value, kind }) => ({ field: name, value, kind })));
     }
     return matches;
-  }
-
-  async #tasksOf(ids: number[]): Promise<Map<number, Omit<SearchResult, 'matches'>>> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .innerJoin('search_tasks', 'search_tasks.task_id', 'tasks.id')
-      .select(['tasks.id', 'search_tasks.target', 'search_tasks.score', 'tasks.category', 'tasks.added_on'])
-      .where('tasks.id', 'in', ids)
-      .execute();
-    return new Map(rows.map((row) => [row.id, { ...row, score: Number(row.score) }]));
   }
 
   /**
