@@ -1,4 +1,7 @@
-/** What a search can be limited to, each a kind of value found in reports (search/report-entries.ts). */
+/**
+ * What a search can be limited to, each a kind of value found in reports (report/search-entries.ts).
+ * Add new fields at the end only: the index stores a field's position (db/search.ts, at most 32).
+ */
 export const SEARCH_FIELDS = [
   'sha256',
   'md5',
