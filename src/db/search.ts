@@ -45,7 +45,7 @@ const FIELD_SLOTS = 32;
 const MATCH_ORDER: Record<MatchKind | 'some-words', number> = { exact: 0, prefix: 1, words: 2, 'some-words': 3 };
 
 /**
- * The search index over reported analyses (migration 0004). A task's entries are replaced whenever its
+ * The search index over reported analyses (migration 0005-search-index). A task's entries are replaced whenever its
  * report is written and go when the task is deleted (ON DELETE CASCADE). A query matches a value
  * exactly or by its start (the B-tree on norm), or a field of a task by words (the full-text index;
  * the last word as a prefix). Analyses are ranked by their best match (exact, then prefix, then words),
