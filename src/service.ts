@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
 import type { Scheduler } from './scheduler/scheduler.js';
+import { startSearchBackfill } from './search/backfill.js';
 import { registerWeb } from './web/index.js';
 
 export interface ServiceOptions {
@@ -26,11 +27,13 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
   await registerWeb(app, ctx);
   const scheduler = options.engine === false ? undefined : await createScheduler(ctx, options.pollMs);
   await scheduler?.start();
+  const backfill = startSearchBackfill(ctx);
   return {
     app,
     scheduler,
     async close() {
       await scheduler?.stop();
+      await backfill.stop();
       await app.close();
     },
   };

@@ -3,6 +3,7 @@ import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
 import type { Database } from './schema.js';
+import { SearchStore } from './search.js';
 import { SubmissionStore } from './submissions.js';
 import { TaskPageStore } from './task-pages.js';
 import { TaskStore } from './tasks.js';
@@ -22,6 +23,8 @@ export interface Stores {
   machines: MachineStore;
   submissions: SubmissionStore;
   guests: GuestStore;
+  /** The search index over reported analyses. */
+  search: SearchStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -33,5 +36,6 @@ export function createStores(db: Kysely<Database>): Stores {
     machines: new MachineStore(db),
     submissions: new SubmissionStore(db),
     guests: new GuestStore(db),
+    search: new SearchStore(db),
   };
 }

@@ -130,6 +130,32 @@ export interface SubmissionsTable {
   added_on: string;
 }
 
+/** A reported task as the search index knows it (db/search.ts): one row per indexed task. */
+export interface SearchTasksTable {
+  task_id: number;
+  /** What was analysed, as shown in results: the file's name or the URL (never a host path). */
+  target: string;
+  /** The report's score when it was indexed. */
+  score: number;
+  indexed_on: string;
+}
+
+/** One searchable value of an indexed task's report; db/search-text.ts says what norm holds. */
+export interface SearchEntriesTable {
+  id: Generated<number>;
+  task_id: number;
+  field: string;
+  value: string;
+  norm: string;
+}
+
+/** The words of all values of one field of an indexed task (id: task_id * 32 + the field's position). */
+export interface SearchWordsTable {
+  id: number;
+  task_id: number;
+  terms: string;
+}
+
 export interface Database {
   tasks: TasksTable;
   samples: SamplesTable;
@@ -137,6 +163,9 @@ export interface Database {
   guests: GuestsTable;
   errors: ErrorsTable;
   submissions: SubmissionsTable;
+  search_tasks: SearchTasksTable;
+  search_entries: SearchEntriesTable;
+  search_words: SearchWordsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;

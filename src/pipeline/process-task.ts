@@ -6,6 +6,7 @@ import type { AppContext } from '../app.js';
 import { runsSampleFile, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import { writeReports } from '../reporting/index.js';
+import { indexReport } from '../search/index-report.js';
 import { scoreOf, startSignatures } from '../signatures/index.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { PROCESSING_MODULES } from '../processing/modules/index.js';
@@ -18,8 +19,8 @@ import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
 
 /**
  * Processing of one analysed task: every module turns raw results into its report section, then the
- * signatures run over the report, the score is set and the reports are written. The task moves
- * completed -> reported, or to failed_processing / failed_reporting with the reason in its errors.
+ * signatures run over the report, the score is set, the reports are written and indexed for search. The
+ * task moves completed -> reported, or to failed_processing / failed_reporting with the reason in its errors.
  *
  * Stateless: everything lives in this call, so several workers may run it for different tasks. The
  * caller claims the task (the scheduler's claimForProcessing) before calling.
@@ -45,6 +46,7 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
   }
   try {
     await writeReports(report, paths);
+    await indexReport(ctx, taskId, report);
   } catch (error) {
     callsIndex.discard();
     await fail(ctx, taskId, 'failed_reporting', `Writing the reports failed: ${messageOf(error)}`, error);

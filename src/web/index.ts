@@ -5,6 +5,7 @@ import { callsRoutes } from './calls-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { downloadRoutes } from './download-routes.js';
 import { liveRoutes } from './live-routes.js';
+import { searchRoutes } from './search-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { shellRoutes } from './shell-routes.js';
 import { taskListRoutes } from './task-list-routes.js';
@@ -19,4 +20,5 @@ export async function registerWeb(app: FastifyInstance, ctx: AppContext): Promis
   await downloadRoutes(app, ctx);
   callsRoutes(app, ctx);
   liveRoutes(app, ctx);
+  searchRoutes(app, ctx);
 }

@@ -5,14 +5,12 @@ import { errorAnswer } from '../api/error-handler.js';
 import { TASK_STATUSES, type TaskStatus } from '../db/schema.js';
 import { TASK_SORTS, type TaskPageQuery } from '../db/task-pages.js';
 import { deleteTask, rereportTask, rescheduleTask } from '../tasks/lifecycle.js';
-import { validated } from './validation.js';
+import { optional, validated } from './validation.js';
 import { taskListRows } from './task-rows.js';
 
 const MAX_PAGE_SIZE = 500;
 const MAX_BULK = 1000;
 
-/** An empty query value (a form's blank field) means no filter. */
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 const text = optional(z.string().max(1024));
 const score = optional(z.coerce.number().min(0).max(10));
 

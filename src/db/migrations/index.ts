@@ -3,6 +3,7 @@ import * as initial from './0001-initial.js';
 import * as changeNotify from './0002-change-notify.js';
 import * as archiveProvenance from './0003-archive-provenance.js';
 import * as taskScore from './0004-task-score.js';
+import * as searchIndex from './0005-search-index.js';
 
 /** Versioned migrations, applied in name order. Add new ones at the end; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002-change-notify': changeNotify,
   '0003-archive-provenance': archiveProvenance,
   '0004-task-score': taskScore,
+  '0005-search-index': searchIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
