@@ -2,7 +2,6 @@
  * Where the behaviour section gets processes and calls: the server's paginated endpoints, or, on a
  * server without them, the report's own calls, filtered and paginated in the page.
  */
-import { ApiError } from '../api';
 import { type CallPage, type CallQuery, loadCalls, loadProcesses, loadSection } from './analysis-api';
 import { callRowOf, type CallRow, processRowsOf, type ProcessRow, type Report } from './report';
 
@@ -11,17 +10,18 @@ export interface CallsSource {
   calls(query: CallQuery, signal?: AbortSignal): Promise<CallPage>;
 }
 
-/** The server's source, or the report's when the server has no calls endpoint. */
+/**
+ * The report's calls, paginated in the page: the server's paginated endpoints (web-calls) are not on
+ * main yet; serverSource is what the page switches to when they are.
+ */
 export async function openCallsSource(id: number, signal?: AbortSignal): Promise<{ source: CallsSource; processes: ProcessRow[] }> {
-  try {
-    const processes = await loadProcesses(id, signal);
-    return { source: { processes: (s) => loadProcesses(id, s), calls: (q, s) => loadCalls(id, q, s) }, processes };
-  } catch (error) {
-    if (!(error instanceof ApiError && /no such endpoint/.test(error.message))) throw error;
-  }
   const behavior = await loadSection(id, 'behavior', signal);
   const source = reportSource(behavior ?? undefined);
   return { source, processes: await source.processes() };
+}
+
+export function serverSource(id: number): CallsSource {
+  return { processes: (signal) => loadProcesses(id, signal), calls: (query, signal) => loadCalls(id, query, signal) };
 }
 
 function reportSource(behavior: Report['behavior']): CallsSource {
