@@ -27,12 +27,16 @@ for i in 1 2 3 4 5 6; do sleep 1; done
 const SCRIPT_TAG = '<script>alert(1)</script>';
 const IMG_TAG = '<img src=x onerror=alert(2)>';
 
-/** Markup in its command line and in the names of the files it writes (the '/' of </script> makes a folder). */
+/**
+ * Markup in its command line, in the names of the files it writes (the '/' of </script> makes a
+ * folder), in its User-Agent and in its own strings.
+ */
 const HOSTILE = `#!/bin/sh
 mkdir -p '/tmp/<script>alert(1)<'
 echo x > '/tmp/${SCRIPT_TAG}'
 echo y > '/tmp/${IMG_TAG}'
 sh -c 'echo "${SCRIPT_TAG}" "${IMG_TAG}" > /dev/null'
+curl -s -o /dev/null -A '${IMG_TAG}' http://ua-web-analysis.example/
 `;
 
 describe('web analysis page', { timeout: 900_000 }, () => {
@@ -139,6 +143,12 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     await openTab(page, 'dropped');
     const dropped = await textOf(page, '.dropped');
     assert.ok(dropped.includes(`/tmp/${SCRIPT_TAG}`) && dropped.includes(`/tmp/${IMG_TAG}`), dropped);
+    await openTab(page, 'network');
+    assert.ok((await textOf(page, '.traffic.http')).includes(IMG_TAG), 'the User-Agent is shown as text');
+    await openTab(page, 'strings');
+    await page.type('.strings input', 'alert(1)');
+    await page.waitForFunction("document.querySelectorAll('.strings-list li').length > 0");
+    assert.ok((await textOf(page, '.strings-list')).includes(SCRIPT_TAG));
 
     assert.equal(await page.$$eval('.analysis script, .analysis img, .analysis [onerror]', (elements) => elements.length), 0);
     assert.deepEqual(dialogs, []);

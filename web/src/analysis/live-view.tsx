@@ -17,6 +17,7 @@ export function LiveView({ live }: { live: LiveTask }) {
       <h2>Process tree</h2>
       <ProcessTree processes={live.processes} selected={pid} onSelect={setPid} />
       <h2>Events ({calls.length})</h2>
+      {live.skipped > 0 ? <p class="muted">{live.skipped} more calls were made than the live view shows; the report lists them all.</p> : null}
       <CallTable calls={rows} total={calls.length} empty="No event yet." />
       {pager}
     </section>

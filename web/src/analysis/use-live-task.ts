@@ -1,6 +1,7 @@
 /**
  * The live stream of a running task (GET /ui/api/tasks/:id/live, server-sent events): its processes and
- * calls as the machine reports them, its state changes, and `end` once it is reported.
+ * calls as the machine reports them (`process`, `calls`, and `skipped` for calls counted but not sent),
+ * its state changes, and `end` once it is reported.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CallRow, ProcessRow } from './report';
@@ -13,13 +14,15 @@ export interface LiveTask {
   processes: ProcessRow[];
   /** The latest calls, oldest first. */
   calls: CallRow[];
+  /** Calls the server counted but did not send (a busy sample makes more than a page can show). */
+  skipped: number;
   state: string | null;
   /** The stream could not be opened or was lost for good: the page watches the task instead. */
   failed: boolean;
 }
 
 export function useLiveTask(id: number, active: boolean, onEnd: () => void): LiveTask {
-  const [live, setLive] = useState<LiveTask>({ processes: [], calls: [], state: null, failed: false });
+  const [live, setLive] = useState<LiveTask>({ processes: [], calls: [], skipped: 0, state: null, failed: false });
   const endRef = useRef(onEnd);
   endRef.current = onEnd;
 
@@ -52,6 +55,10 @@ export function useLiveTask(id: number, active: boolean, onEnd: () => void): Liv
       const calls = parse<CallRow[]>(event);
       if (Array.isArray(calls)) pending.push(...calls);
       later();
+    });
+    stream.addEventListener('skipped', (event) => {
+      const skipped = parse<{ calls: number }>(event)?.calls;
+      if (typeof skipped === 'number') setLive((previous) => ({ ...previous, skipped: previous.skipped + skipped }));
     });
     stream.addEventListener('state', (event) => {
       const state = parse<{ state: string }>(event)?.state;
