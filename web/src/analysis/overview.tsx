@@ -3,7 +3,6 @@ import { downloads } from './analysis-api';
 import { DownloadLink } from './download-link';
 import { formatBytes, formatDuration, scoreLevel, SCORE_WORDS, asText } from './format';
 import type { FileInfo, Report, TaskView } from './report';
-import { useSection } from './use-section';
 
 export function Overview({ task, report }: { task: TaskView; report: Report | null }) {
   return (
@@ -34,7 +33,8 @@ export function Overview({ task, report }: { task: TaskView; report: Report | nu
         <Field name="Timeout">{`${task.timeout} s`}</Field>
       </dl>
       <h2>Errors</h2>
-      {report ? <ReportErrors id={task.id} taskErrors={task.errors} /> : <ErrorList errors={task.errors} />}
+      {/* The report's debug.errors are these same task errors. */}
+      <ErrorList errors={task.errors} />
     </section>
   );
 }
@@ -94,12 +94,6 @@ function machineOf(task: TaskView, report: Report | null): string {
   const machine = report?.info?.machine as { name?: unknown; label?: unknown; manager?: unknown } | undefined;
   if (machine?.name) return [machine.name, machine.manager].filter(Boolean).map(asText).join(' · ');
   return task.machine ?? 'any';
-}
-
-function ReportErrors({ id, taskErrors }: { id: number; taskErrors: string[] }) {
-  const debug = useSection(id, 'debug');
-  const reportErrors = debug.state === 'done' ? (debug.value?.errors ?? []) : [];
-  return <ErrorList errors={[...new Set([...taskErrors, ...reportErrors])]} />;
 }
 
 function ErrorList({ errors }: { errors: string[] }) {
