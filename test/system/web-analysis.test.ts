@@ -11,11 +11,15 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * hostile report text shown as text.
  */
 
-/** Writes a file, resolves a name, starts children (one of them a discovery command). */
+/**
+ * Writes a file, resolves a name, starts children (one of them a discovery command), and stays a few
+ * seconds (short sleeps: the machine cuts long ones short), so that the display is up for a screenshot.
+ */
 const DROPPER = `#!/bin/sh
 echo "stolen data" > /tmp/loot.txt
 getent hosts c2-web-analysis.example
 sh -c 'id; echo child-ran > /tmp/child-note.txt'
+for i in 1 2 3; do sleep 1; done
 `;
 
 /** Runs about five seconds (short sleeps: the machine cuts long ones short), with a child early on. */
@@ -53,7 +57,7 @@ describe('web analysis page', { timeout: 900_000 }, () => {
   });
 
   it('shows the score, signatures, process tree with its calls, DNS and the dropped file of an analysis', async () => {
-    const id = await submitSample(server, 'dropper.sh', DROPPER, { timeout: '20' });
+    const id = await submitSample(server, 'dropper.sh', DROPPER, { timeout: '20', memory: 'true' });
     const report = await reportOf(server, id);
     const { page, problems } = await openPage(browser, `${server.url}/ui/analysis/${id}`);
 
@@ -84,6 +88,12 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     assert.ok(childCalls.every((call) => call.pid === String(child.pid)));
     assert.ok(childCalls.some((call) => call.api.startsWith('execve')));
 
+    const root = report.behavior.processes.find((p: { ppid: number }) => !report.behavior.processes.some((q: { pid: number }) => q.pid === p.ppid));
+    await page.click(`.process[data-pid="${root.pid}"] .toggle`);
+    await page.waitForFunction(`!document.querySelector('.process[data-pid="${child.pid}"]')`);
+    await page.click(`.process[data-pid="${root.pid}"] .toggle`);
+    await page.waitForSelector(`.process[data-pid="${child.pid}"]`);
+
     await page.type('.call-filters input[name=api]', 'execve');
     await page.waitForFunction("[...document.querySelectorAll('table.calls td.api')].every((cell) => cell.textContent.startsWith('execve'))");
     const execves = await callRows(page);
@@ -103,6 +113,16 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     const link = links.find((l) => l.href === `/ui/api/tasks/${id}/download/dropped/${dropped.sha256}`);
     assert.ok(link, JSON.stringify(links));
     assert.match(link.text ?? '', /zip, password infected/);
+
+    await openTab(page, 'static');
+    assert.match(await textOf(page, '.static'), /#!\/bin\/sh/);
+    await openTab(page, 'screenshots');
+    await page.waitForSelector('.gallery img');
+    await page.waitForFunction("[...document.querySelectorAll('.gallery img')].every((img) => img.complete && img.naturalWidth > 0)");
+    await openTab(page, 'memory');
+    await page.waitForSelector('.memory-dump');
+    const dumps = await page.$$eval('.memory-dump a.download', (anchors) => anchors.map((a) => a.getAttribute('href')));
+    assert.ok(dumps.includes(`/ui/api/tasks/${id}/download/memory/${root.pid}`), JSON.stringify(dumps));
 
     assert.deepEqual(problems, []);
     await page.close();
