@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import { launchBrowser, openPage, textOf } from '../helpers/browser.js';
@@ -113,6 +117,7 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     const link = links.find((l) => l.href === `/ui/api/tasks/${id}/download/dropped/${dropped.sha256}`);
     assert.ok(link, JSON.stringify(links));
     assert.match(link.text ?? '', /zip, password infected/);
+    assert.equal(await unzipped(server, link.href!), 'stolen data\n');
 
     await openTab(page, 'static');
     assert.match(await textOf(page, '.static'), /#!\/bin\/sh/);
@@ -195,6 +200,19 @@ async function waitForCallsOf(page: Page, pid: number): Promise<void> {
     const rows = [...document.querySelectorAll('table.calls tbody tr')];
     return rows.length > 0 && rows.every((row) => row.children[1].textContent === '${pid}');
   })()`);
+}
+
+/** The one file of the password-protected zip at `path`, extracted with Debian's unzip and the password infected. */
+async function unzipped(server: TestServer, path: string): Promise<string> {
+  const response = await server.fetch(path);
+  assert.equal(response.status, 200);
+  const folder = mkdtempSync(join(tmpdir(), 'web-analysis-zip-'));
+  try {
+    writeFileSync(join(folder, 'download.zip'), Buffer.from(await response.arrayBuffer()));
+    return execFileSync('unzip', ['-P', 'infected', '-p', join(folder, 'download.zip')], { encoding: 'utf8' });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 function escapeRegExp(text: string): string {
