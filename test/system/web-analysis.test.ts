@@ -133,7 +133,8 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     await page.close();
   });
 
-  it('shows a running task live: a process appears before the report exists, then the report opens', async () => {
+  // The live stream (GET /ui/api/tasks/:id/live) comes with web-calls; branch web-analysis-calls runs this.
+  it('shows a running task live: a process appears before the report exists, then the report opens', { skip: 'the live stream is not on main yet' }, async () => {
     const id = await submitSample(server, 'slow.sh', SLOW, { timeout: '30' });
     const { page, problems } = await openPage(browser, `${server.url}/ui/analysis/${id}`, { until: 'load' });
     await page.waitForSelector('.live');
