@@ -2,9 +2,9 @@
  * What the analysis page reads: the task (GET /tasks/view/:id) and its report (Cuckoo's report.json
  * shape, declared once in src/report/report-types.ts). Every string in them may come from the sample.
  */
-import type { Call, DroppedFile, FileInfo, NetworkSection, Report, SignatureMatch } from '../../../src/report/report-types';
+import type { DroppedFile, FileInfo, NetworkSection, Report, SignatureMatch } from '../../../src/report/report-types';
 
-export type { Call, DroppedFile, FileInfo, NetworkSection, Report, SignatureMatch };
+export type { DroppedFile, FileInfo, NetworkSection, Report, SignatureMatch };
 
 /** A task as /tasks/view/:id shows it (the fields the page uses). */
 export interface TaskView {
@@ -55,31 +55,4 @@ export interface CallRow {
 /** States after which a task's report exists (or never will). */
 export function isFinished(status: string): boolean {
   return status === 'reported' || status.startsWith('failed');
-}
-
-/** A report's processes in the page's row shape. */
-export function processRowsOf(report: Pick<Report, 'behavior'>): ProcessRow[] {
-  return (report.behavior?.processes ?? []).map((p) => ({
-    pid: p.pid,
-    ppid: p.ppid,
-    name: p.process_name,
-    command_line: p.command_line,
-    first_seen: p.first_seen,
-    calls: p.calls?.length ?? 0,
-  }));
-}
-
-/** A report call with its process, in the endpoint's row shape. */
-export function callRowOf(pid: number, call: Call): CallRow {
-  return {
-    pid,
-    tid: call.tid,
-    time: call.time,
-    api: call.api,
-    category: call.category,
-    arguments: call.arguments ?? {},
-    return: call.return_value,
-    status: call.status,
-    repeated: call.repeated,
-  };
 }
