@@ -133,8 +133,7 @@ describe('web analysis page', { timeout: 900_000 }, () => {
     await page.close();
   });
 
-  // The live stream (GET /ui/api/tasks/:id/live) comes with web-calls; branch web-analysis-calls runs this.
-  it('shows a running task live: a process appears before the report exists, then the report opens', { skip: 'the live stream is not on main yet' }, async () => {
+  it('shows a running task live: a process appears before the report exists, then the report opens', async () => {
     const id = await submitSample(server, 'slow.sh', SLOW, { timeout: '30' });
     const { page, problems } = await openPage(browser, `${server.url}/ui/analysis/${id}`, { until: 'load' });
     await page.waitForSelector('.live');
