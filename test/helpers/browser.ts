@@ -24,8 +24,11 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** A new page that records its problems, opened at `url` and waited on until the network is idle. */
-export async function openPage(browser: Browser, url: string): Promise<WatchedPage> {
+/**
+ * A new page that records its problems, opened at `url` and waited on until the network is idle, or
+ * only until it has loaded (`until: 'load'`) for a page that keeps a stream open and is never idle.
+ */
+export async function openPage(browser: Browser, url: string, { until = 'networkidle0' }: { until?: 'networkidle0' | 'load' } = {}): Promise<WatchedPage> {
   const page = await browser.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${(error as Error).message}`));
@@ -37,7 +40,7 @@ export async function openPage(browser: Browser, url: string): Promise<WatchedPa
     // A stream the page closes on leaving is not a failure.
     if (reason !== 'net::ERR_ABORTED') problems.push(`request ${request.url()}: ${reason}`);
   });
-  await page.goto(url, { waitUntil: 'networkidle0' });
+  await page.goto(url, { waitUntil: until });
   return { page, problems };
 }
 
