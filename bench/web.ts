@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Browser } from 'puppeteer-core';
 import { processTask } from '../src/pipeline/process-task.js';
 import { launchBrowser, openPage } from '../test/helpers/browser.js';
@@ -59,12 +60,12 @@ async function main(): Promise<void> {
 
 /** A synthetic task of `events` events, processed by the real pipeline; answers its id. */
 async function reportedTask(server: TestServer, events: number): Promise<number> {
-  const { id } = await prepareTask(server.ctx, events);
+  const { id, paths } = await prepareTask(server.ctx, events);
   const started = performance.now();
   await processTask(server.ctx, id);
   const status = (await server.ctx.stores.tasks.get(id))?.status;
   if (status !== 'reported') throw new Error(`task ${id} ended ${status}`);
-  console.log(`task ${id}: ${events} events processed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`task ${id}: ${events} events processed in ${((performance.now() - started) / 1000).toFixed(1)} s, report.json ${(statSync(paths.reportJson).size / 2 ** 20).toFixed(1)} MiB`);
   return id;
 }
 
