@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
-import { searchDocumentOf } from '../src/report/search-entries.js';
 import type { SearchField } from '../src/report/search-fields.js';
 import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
-import { taskRow } from '../test/helpers/tasks.js';
-import { type Random, seededRandom, SyntheticReports } from './search-reports.js';
+import { ask, indexSynthetic, KINDS, percentile, type QueryKind, queriesOf } from './helpers/search-load.js';
+import { seededRandom } from './search-reports.js';
 
 /**
  * Search latency with many analyses indexed, on SQLite and, when PostgreSQL's server binaries are
@@ -22,48 +21,6 @@ const ANALYSES = Number(process.argv[2] ?? 10_000);
 const QUERIES = Number(process.argv[3] ?? 200);
 const BASELINE_QUERIES = Number(process.argv[4] ?? 10);
 const AIM_MS = 200;
-/** Indexed values kept per field to draw queries from. */
-const KEPT_VALUES = 5000;
-
-interface QueryKind {
-  label: string;
-  field?: SearchField;
-  /** Which indexed values it is drawn from, and how a value becomes the query text. */
-  from: SearchField;
-  text?: (value: string, random: Random) => string;
-}
-
-const words = (value: string) => value.split(/[^\p{L}\p{N}_-]+/u).filter((word) => word.length >= 3);
-const someWords = (value: string, random: Random) => {
-  const all = words(value);
-  const start = Math.floor(random() * Math.max(1, all.length - 1));
-  return all.slice(start, start + 2).join(' ') || value;
-};
-
-const KINDS: QueryKind[] = [
-  { label: 'sha256, whole', field: 'sha256', from: 'sha256' },
-  { label: 'md5, first 12', field: 'md5', from: 'md5', text: (value) => value.slice(0, 12) },
-  { label: 'sha1, any field', from: 'sha1' },
-  { label: 'ssdeep, whole', field: 'ssdeep', from: 'ssdeep' },
-  { label: 'imphash, whole', field: 'imphash', from: 'imphash' },
-  { label: 'filename, whole', field: 'filename', from: 'filename' },
-  { label: 'domain, whole', field: 'domain', from: 'domain' },
-  { label: 'domain, one label', field: 'domain', from: 'domain', text: (value) => value.split('.').at(-2) ?? value },
-  { label: 'domain, any field', from: 'domain' },
-  { label: 'ip, whole', field: 'ip', from: 'ip' },
-  { label: 'url, first 30', field: 'url', from: 'url', text: (value) => value.slice(0, 30) },
-  { label: 'signature, whole', field: 'signature', from: 'signature' },
-  { label: 'attack, technique', field: 'attack', from: 'attack', text: (value) => value.split('.')[0]! },
-  { label: 'mutex, whole', field: 'mutex', from: 'mutex' },
-  { label: 'cmdline, two words', field: 'cmdline', from: 'cmdline', text: someWords },
-  { label: 'broad: "tmp", any', from: 'cmdline', text: () => 'tmp' },
-];
-
-interface Indexed {
-  entries: number;
-  seconds: number;
-  values: Map<SearchField, string[]>;
-}
 
 async function main(): Promise<void> {
   console.log(`search bench: ${ANALYSES} synthetic analyses, ${QUERIES} queries per kind (baseline ${BASELINE_QUERIES}), aim < ${AIM_MS} ms`);
@@ -85,7 +42,7 @@ async function main(): Promise<void> {
 async function benchDatabase(kind: 'sqlite' | 'postgres', pg?: TestPostgres): Promise<void> {
   const server = await startTestServer(pg ? { database: { connection: pg.url } } : {});
   try {
-    const indexed = await indexSynthetic(server);
+    const indexed = await indexSynthetic(server, ANALYSES);
     // PostgreSQL plans from table statistics, which autovacuum gathers after a bulk load like this one.
     if (kind === 'postgres') await sql`ANALYZE`.execute(server.db);
     console.log(
@@ -95,54 +52,13 @@ async function benchDatabase(kind: 'sqlite' | 'postgres', pg?: TestPostgres): Pr
     console.log(`${'query kind'.padEnd(20)} ${'results'.padStart(8)}   ${'HTTP p50 / p95'.padStart(16)}   ${'DB p50 / p95'.padStart(16)}   ${'LIKE scan p50 / p95'.padStart(20)}   aim`);
     const random = seededRandom(99);
     for (const queryKind of KINDS) {
-      const queries = queriesOf(queryKind, indexed.values, random);
+      const queries = queriesOf(queryKind, indexed.values, random, QUERIES);
       if (queries.length === 0) continue;
       await measureKind(server, queryKind, queries);
     }
   } finally {
     await server.close();
   }
-}
-
-async function indexSynthetic(server: TestServer): Promise<Indexed> {
-  const reports = new SyntheticReports(12);
-  const samples = new Samples(seededRandom(7));
-  let entries = 0;
-  const started = performance.now();
-  for (let index = 0; index < ANALYSES; index++) {
-    const id = await server.ctx.stores.tasks.insert(taskRow({ status: 'reported', target: '/srv/uploads/sample', completed_on: new Date().toISOString() }));
-    const document = searchDocumentOf(reports.report(id));
-    await server.ctx.stores.search.replace(id, document);
-    entries += document.entries.length;
-    for (const entry of document.entries) samples.add(entry.field, entry.value);
-  }
-  return { entries, seconds: (performance.now() - started) / 1000, values: samples.values };
-}
-
-/** A uniform sample of at most KEPT_VALUES values per field (reservoir sampling). */
-class Samples {
-  readonly values = new Map<SearchField, string[]>();
-  readonly #seen = new Map<SearchField, number>();
-
-  constructor(private readonly random: Random) {}
-
-  add(field: SearchField, value: string): void {
-    const kept = this.values.get(field) ?? [];
-    this.values.set(field, kept);
-    const seen = (this.#seen.get(field) ?? 0) + 1;
-    this.#seen.set(field, seen);
-    if (kept.length < KEPT_VALUES) kept.push(value);
-    else if (this.random() * seen < KEPT_VALUES) kept[Math.floor(this.random() * KEPT_VALUES)] = value;
-  }
-}
-
-function queriesOf(kind: QueryKind, values: Map<SearchField, string[]>, random: Random): Array<{ q: string; field?: SearchField }> {
-  const pool = values.get(kind.from) ?? [];
-  if (pool.length === 0) return [];
-  return Array.from({ length: QUERIES }, () => {
-    const value = pool[Math.floor(random() * pool.length)]!;
-    return { q: kind.text ? kind.text(value, random) : value, field: kind.field };
-  });
 }
 
 async function measureKind(server: TestServer, kind: QueryKind, queries: Array<{ q: string; field?: SearchField }>): Promise<void> {
@@ -169,13 +85,6 @@ async function measureKind(server: TestServer, kind: QueryKind, queries: Array<{
   );
 }
 
-async function ask(server: TestServer, query: { q: string; field?: SearchField }): Promise<{ total: number; tookMs: number }> {
-  const params = new URLSearchParams({ q: query.q, ...(query.field ? { field: query.field } : {}) });
-  const { status, body } = await server.json<{ total: number; tookMs: number; message?: string }>(`/ui/api/search?${params}`);
-  if (status !== 200) throw new Error(`search ${params} answered ${status}: ${body.message}`);
-  return body;
-}
-
 /** The baseline: the same question answered by reading every entry. */
 async function likeScan(server: TestServer, query: { q: string; field?: SearchField }): Promise<void> {
   const pattern = `%${query.q.toLowerCase()}%`;
@@ -190,11 +99,6 @@ async function indexMiB(server: TestServer, kind: 'sqlite' | 'postgres'): Promis
       : sql<{ bytes: string }>`SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c WHERE c.relname IN ('search_entries', 'search_tasks')`;
   const { rows } = await query.execute(server.db);
   return (Number(rows[0]?.bytes ?? 0) / 2 ** 20).toFixed(0);
-}
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? 0;
 }
 
 const pair = (values: number[]) => `${percentile(values, 0.5).toFixed(1)} / ${percentile(values, 0.95).toFixed(1)}`;
