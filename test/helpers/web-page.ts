@@ -37,9 +37,26 @@ export async function openTab(page: Page, key: string): Promise<void> {
 export async function unzipped(server: TestServer, path: string): Promise<string> {
   const response = await server.fetch(path);
   assert.equal(response.status, 200);
+  return unzipInfected(Buffer.from(await response.arrayBuffer()));
+}
+
+/** The one file of the password-protected zip at `path`, downloaded by the page itself (with its session cookie). */
+export async function unzippedInPage(page: Page, path: string): Promise<string> {
+  const base64 = await page.evaluate(`(async () => {
+    const response = await fetch(${JSON.stringify(path)});
+    if (!response.ok) throw new Error('download: ' + response.status);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    let binary = '';
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    return btoa(binary);
+  })()`);
+  return unzipInfected(Buffer.from(base64 as string, 'base64'));
+}
+
+function unzipInfected(zip: Buffer): string {
   const folder = mkdtempSync(join(tmpdir(), 'nestbox-web-zip-'));
   try {
-    writeFileSync(join(folder, 'download.zip'), Buffer.from(await response.arrayBuffer()));
+    writeFileSync(join(folder, 'download.zip'), zip);
     return execFileSync('unzip', ['-P', 'infected', '-p', join(folder, 'download.zip')], { encoding: 'utf8' });
   } finally {
     rmSync(folder, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import type { Browser } from 'puppeteer-core';
 import { launchBrowser, textOf } from '../helpers/browser.js';
 import { reportOf, submitSample } from '../helpers/sample-through-api.js';
 import { form, startTestServer, type TestServer } from '../helpers/server.js';
-import { deleteFromTaskList, openTab, openWatched, unzipped } from '../helpers/web-page.js';
+import { deleteFromTaskList, openTab, openWatched, unzippedInPage } from '../helpers/web-page.js';
 
 /**
  * Issue 12's end-to-end flow in a real chromium, against a real server with a token and its engine on:
@@ -105,7 +105,8 @@ describe('web interface end to end', { timeout: 900_000 }, () => {
     assert.ok(dropped, 'the written file is in the report');
     const link = `/ui/api/tasks/${id}/download/dropped/${dropped.sha256}`;
     await page.waitForSelector(`.dropped a.download[href="${link}"]`);
-    assert.equal(await unzipped(server, link), 'e2e loot\n');
+    // Downloaded as the signed-in page does, with its session cookie and no bearer token.
+    assert.equal(await unzippedInPage(page, link), 'e2e loot\n');
 
     await page.goto(`${server.url}/ui/tasks?owner=${OWNER}`, { waitUntil: 'domcontentloaded' });
     assert.match(await deleteFromTaskList(page, second), /Delete: 1 of 1 done/);
