@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import { launchBrowser, openPage, textOf } from '../helpers/browser.js';
 import { reportOf, submitSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { openTab, unzipped } from '../helpers/web-page.js';
 
 /**
  * The analysis page (issue 12) in a real chromium, on tasks analysed for real on the Linux machine:
@@ -182,11 +179,6 @@ describe('web analysis page', { timeout: 900_000 }, () => {
   });
 });
 
-async function openTab(page: Page, key: string): Promise<void> {
-  await page.click(`[data-tab="${key}"]`);
-  await page.waitForSelector(`[data-tab="${key}"][aria-selected="true"]`);
-}
-
 /** The rows of the calls table: pid and call name of each. */
 function callRows(page: Page): Promise<Array<{ pid: string; api: string }>> {
   return page.$$eval('table.calls tbody tr', (rows) =>
@@ -200,19 +192,6 @@ async function waitForCallsOf(page: Page, pid: number): Promise<void> {
     const rows = [...document.querySelectorAll('table.calls tbody tr')];
     return rows.length > 0 && rows.every((row) => row.children[1].textContent === '${pid}');
   })()`);
-}
-
-/** The one file of the password-protected zip at `path`, extracted with Debian's unzip and the password infected. */
-async function unzipped(server: TestServer, path: string): Promise<string> {
-  const response = await server.fetch(path);
-  assert.equal(response.status, 200);
-  const folder = mkdtempSync(join(tmpdir(), 'web-analysis-zip-'));
-  try {
-    writeFileSync(join(folder, 'download.zip'), Buffer.from(await response.arrayBuffer()));
-    return execFileSync('unzip', ['-P', 'infected', '-p', join(folder, 'download.zip')], { encoding: 'utf8' });
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
 }
 
 function escapeRegExp(text: string): string {

@@ -10,6 +10,7 @@ import { compareReports } from '../../web/src/compare/report-diff.js';
 import { launchBrowser, openPage, textOf, type WatchedPage } from '../helpers/browser.js';
 import { reportOf, submitSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { clickButton, deleteFromTaskList } from '../helpers/web-page.js';
 
 /**
  * The dashboard, submit, task list, search and compare pages in a real chromium, against a real
@@ -297,11 +298,7 @@ describe('web pages with a token', () => {
       assert.equal((await server.json(`/tasks/view/${id}`)).body.task.target, 'http://example.test/page');
 
       await page.click('.topbar nav a[href="/ui/tasks"]');
-      await page.waitForSelector(`input[aria-label="select task ${id}"]`);
-      await page.click(`input[aria-label="select task ${id}"]`);
-      await clickButton(page, 'Delete');
-      await clickButton(page, 'Yes, delete');
-      assert.match(await textOf(page, '.notice'), /Delete: 1 of 1 done/);
+      assert.match(await deleteFromTaskList(page, id), /Delete: 1 of 1 done/);
       assert.equal((await server.fetch(`/tasks/view/${id}`)).status, 404);
       assert.deepEqual(problems, []);
     } finally {
@@ -317,9 +314,4 @@ async function waitForRows(page: Page, atLeast: number): Promise<void> {
 
 async function taskIds(page: Page): Promise<number[]> {
   return page.$$eval('.task-table tbody tr', (rows) => rows.map((row) => Number(row.getAttribute('data-task'))));
-}
-
-async function clickButton(page: Page, label: string): Promise<void> {
-  const button = await page.waitForSelector(`::-p-xpath(//button[normalize-space(text())="${label}"])`);
-  await button!.click();
 }
