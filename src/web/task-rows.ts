@@ -2,25 +2,9 @@ import { basename } from 'node:path';
 import { decodeList } from '../db/json-columns.js';
 import type { Stores } from '../db/index.js';
 import { runsSampleFile, type TaskRow } from '../db/schema.js';
+import type { TaskListRow } from './task-list-row.js';
 
-/** A task as the web interface's lists show it. */
-export interface TaskListRow {
-  id: number;
-  category: string;
-  /** The URL, or the name the file was submitted under (never a server path). */
-  target: string;
-  state: string;
-  /** Null until the task is reported. */
-  score: number | null;
-  package: string;
-  /** The machine it ran on, else the one asked for ('' for any). */
-  machine: string;
-  owner: string;
-  tags: string[];
-  added_on: string;
-  completed_on: string | null;
-}
-
+/** The rows of the given tasks, with the machine each ran on. */
 export async function taskListRows(stores: Stores, tasks: readonly TaskRow[]): Promise<TaskListRow[]> {
   const guests = await stores.tasks.guestsOf(tasks.map((task) => task.id));
   return tasks.map((task) => ({

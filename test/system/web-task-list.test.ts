@@ -2,23 +2,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { NewTask } from '../../src/db/schema.js';
+import type { TaskListRow as Row } from '../../src/web/task-list-row.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { taskRow } from '../helpers/tasks.js';
-
-interface Row {
-  id: number;
-  category: string;
-  target: string;
-  state: string;
-  score: number | null;
-  package: string;
-  machine: string;
-  owner: string;
-  tags: string[];
-  added_on: string;
-  completed_on: string | null;
-}
 
 interface Page {
   tasks: Row[];
