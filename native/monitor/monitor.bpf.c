@@ -756,13 +756,19 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   // A process seen at no entry yet made this call before it was traced (the write that joined the cgroup).
   if (!proc_of(tgid)) return 0;
-  if (nr == __NR_nanosleep || nr == __NR_clock_nanosleep) bpf_map_delete_elem(&pending, &tid);
+  // An absolute sleep's length is counted from its entry: the time noted then goes in the unused 6th argument.
+  __u64 entered = 0;
+  if (nr == __NR_nanosleep || nr == __NR_clock_nanosleep) {
+    struct pending *sleeping = bpf_map_lookup_elem(&pending, &tid);
+    if (sleeping) entered = sleeping->ts;
+    bpf_map_delete_elem(&pending, &tid);
+  }
   // The x86-64 system call convention: rdi, rsi, rdx, r10, r8, r9, as the call entered. Read in one go
   // without copying all of pt_regs: the stack it took, with before_record's, was more than older
   // verifiers (6.1) allow a program and the function it calls.
   struct arg_regs r;
   bpf_probe_read_kernel(&r, sizeof(r), &regs->r10);
-  struct pending c = {.nr = nr, .args = {r.di, r.si, r.dx, r.r10, r.r8, r.r9}};
+  struct pending c = {.nr = nr, .args = {r.di, r.si, r.dx, r.r10, r.r8, nr == __NR_clock_nanosleep ? entered : r.r9}};
   if (read_at_exit(task, nr, &c)) on_return(nr, &c, (long)ctx->args[1], tid, tgid);
   return 0;
 }

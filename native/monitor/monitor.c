@@ -306,7 +306,8 @@ static void sleep_record(const struct syscall_rec *r, long long ret) {
   const __u64 *a = r->args;
   double seconds = (double)(long long)r->extra[0] + (double)(long long)r->extra[1] / 1e9;
   if (r->h.nr == __NR_alarm) seconds = (double)(unsigned)a[0];
-  else if (r->h.nr == __NR_clock_nanosleep && (a[1] & 1)) seconds = until((int)a[0], r->h.ts, seconds);
+  // The 6th argument (clock_nanosleep has 4) carries the time of the call's entry, when it was seen.
+  else if (r->h.nr == __NR_clock_nanosleep && (a[1] & 1)) seconds = until((int)a[0], a[5] ? a[5] : r->h.ts, seconds);
   // timerfd: TFD_TIMER_ABSTIME; the timer's clock is not known here, a time past 2001 is wall-clock.
   else if (r->h.nr == __NR_timerfd_settime && (a[1] & 1)) seconds = until(seconds > 1e9 ? CLOCK_REALTIME : CLOCK_MONOTONIC, r->h.ts, seconds);
   begin(&r->h, r->h.tid, "sleep");
