@@ -122,6 +122,25 @@ export const configSchema = z.strictObject({
       vpns: z.array(vpnSchema).default([]),
     })
     .prefault({}),
+  cluster: z
+    .strictObject({
+      /**
+       * `all`: one host that serves the API, runs machines and processes (the default). `main`: serves the
+       * API and keeps storage; runs no machines. `worker`: runs machines for a main node.
+       */
+      role: z.enum(['all', 'main', 'worker']).default('all'),
+      /** This node's name in the cluster; empty: the host's name. Unique among the nodes of one database. */
+      node_name: z.string().regex(/^[A-Za-z0-9_.-]*$/, 'node names may use letters, digits, _ . -').default(''),
+      /** A worker: the main node's API (`http://main:8090`), where samples come from and results go. */
+      main_url: z.string().default(''),
+      /** The credential nodes present to each other (`Authorization: Bearer`); empty: api.token. */
+      node_token: z.string().default(''),
+      /** Seconds between heartbeats. */
+      heartbeat_seconds: z.number().positive().default(5),
+      /** Seconds a node holds its tasks and machines after its last heartbeat; then others requeue them. */
+      lease_seconds: z.number().positive().default(30),
+    })
+    .prefault({}),
   machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),
   logging: z
     .strictObject({

@@ -52,6 +52,14 @@ routing:
   internet_interface: ""     # host interface for route=internet; "" = unavailable
   vpns: []                   # [{name, description, interface}]
 
+cluster:                     # several hosts on one PostgreSQL database (README: "A cluster")
+  role: all                  # all = one host; main = API and storage only; worker = runs machines for a main node
+  node_name: ""              # this node's name; "" = the host's name
+  main_url: ""               # worker: the main node's API, e.g. http://main:8090
+  node_token: ""             # what nodes present to each other; "" = api.token
+  heartbeat_seconds: 5
+  lease_seconds: 30          # a node silent this long loses its tasks (requeued) and machines
+
 machines:                    # analysis machines; kind linux needs no VM image
   - name: linux1
     kind: linux

@@ -66,6 +66,12 @@ export interface TasksTable {
   archive_member: string | null;
   /** The report's score (0 to 10) once the task is reported; null before. */
   score: Generated<number | null>;
+  /** The node that runs (or ran) the task; null while nobody has claimed it. */
+  node: Generated<string | null>;
+  /** On a remote node (role `remote`): the task's id there. */
+  node_task_id: Generated<number | null>;
+  /** When the task was handed to a remote node. */
+  delegated_on: Generated<string | null>;
 }
 
 export interface SamplesTable {
@@ -101,6 +107,35 @@ export interface MachinesTable {
   resultserver_port: number;
   /** 0 when the machine is no longer in the configuration; kept so old guests still resolve. */
   enabled: number;
+  /** The node that runs the machine ('' before the cluster existed). Machine names are unique in the cluster. */
+  node: Generated<string>;
+}
+
+export const NODE_ROLES = ['all', 'main', 'worker', 'remote'] as const;
+/** `remote`: a Cuckoo or nestbox server added through the distributed API, driven over its REST API. */
+export type NodeRole = (typeof NODE_ROLES)[number];
+
+/** A node of the cluster (db/migrations/0006-cluster-nodes.ts). */
+export interface NodesTable {
+  id: Generated<number>;
+  name: string;
+  role: NodeRole;
+  /** Where the node's API answers ('' when it serves none); for a remote node, its REST API. */
+  url: Generated<string>;
+  /** A remote node's API token; never shown. */
+  token: Generated<string | null>;
+  version: Generated<string>;
+  enabled: Generated<number>;
+  /** Cuckoo's distributed node mode, `normal`. */
+  mode: Generated<string>;
+  /** A remote node's machines, JSON [{name, platform, tags}]; nestbox nodes' machines are in `machines`. */
+  machines: Generated<string>;
+  /** A remote node's last /cuckoo/status answer (JSON), with when it was read. */
+  status: Generated<string | null>;
+  started_on: Generated<string | null>;
+  heartbeat_on: Generated<string | null>;
+  /** Until when the node holds its tasks and machines; renewed by each heartbeat. */
+  lease_expires_on: Generated<string | null>;
 }
 
 export type GuestStatus = 'init' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -166,6 +201,7 @@ export interface Database {
   search_tasks: SearchTasksTable;
   search_entries: SearchEntriesTable;
   search_words: SearchWordsTable;
+  nodes: NodesTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;
@@ -176,3 +212,4 @@ export type NewSample = Insertable<SamplesTable>;
 export type MachineRow = Selectable<MachinesTable>;
 export type GuestRow = Selectable<GuestsTable>;
 export type ErrorRow = Selectable<ErrorsTable>;
+export type NodeRow = Selectable<NodesTable>;

@@ -4,6 +4,7 @@ import * as changeNotify from './0002-change-notify.js';
 import * as archiveProvenance from './0003-archive-provenance.js';
 import * as taskScore from './0004-task-score.js';
 import * as searchIndex from './0005-search-index.js';
+import * as clusterNodes from './0006-cluster-nodes.js';
 
 /** Versioned migrations, applied in name order. Add new ones at the end; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003-archive-provenance': archiveProvenance,
   '0004-task-score': taskScore,
   '0005-search-index': searchIndex,
+  '0006-cluster-nodes': clusterNodes,
 };
 
 export const migrationProvider: MigrationProvider = {
