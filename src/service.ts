@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
+import { NodeRegistry } from './cluster/node-registry.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 import { startSearchBackfill } from './search/backfill.js';
 import { registerWeb } from './web/index.js';
@@ -17,22 +18,32 @@ export interface ServiceOptions {
 export interface Service {
   app: FastifyInstance;
   scheduler?: Scheduler;
+  /** This node's row in the cluster, its heartbeat and lease. */
+  node: NodeRegistry;
   /** Stops the engine (running analyses go back to the queue), then the API. */
   close(): Promise<void>;
 }
 
-/** The whole nestbox node: the REST API, the web interface and, unless disabled, the analysis engine behind it. */
+/**
+ * The whole nestbox node: the REST API, the web interface and, unless disabled, the analysis engine
+ * behind it. A node of role `main` runs no engine: the workers run the analyses.
+ */
 export async function createService(ctx: AppContext, options: ServiceOptions = {}): Promise<Service> {
+  const node = new NodeRegistry(ctx);
+  await node.start();
   const app = await buildServer(ctx, { onExit: options.onExit });
   await registerWeb(app, ctx);
-  const scheduler = options.engine === false ? undefined : await createScheduler(ctx, options.pollMs);
+  const runsEngine = options.engine !== false && ctx.config.cluster.role !== 'main';
+  const scheduler = runsEngine ? await createScheduler(ctx, options.pollMs) : undefined;
   await scheduler?.start();
   const backfill = startSearchBackfill(ctx);
   return {
     app,
     scheduler,
+    node,
     async close() {
       await scheduler?.stop();
+      await node.stop();
       await backfill.stop();
       await app.close();
     },

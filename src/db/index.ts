@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
+import { NodeStore } from './nodes.js';
 import { SampleStore } from './samples.js';
 import type { Database } from './schema.js';
 import { SearchStore } from './search.js';
@@ -23,6 +24,8 @@ export interface Stores {
   machines: MachineStore;
   submissions: SubmissionStore;
   guests: GuestStore;
+  /** The nodes of the cluster: registration, heartbeats, leases. */
+  nodes: NodeStore;
   /** The search index over reported analyses. */
   search: SearchStore;
 }
@@ -36,6 +39,7 @@ export function createStores(db: Kysely<Database>): Stores {
     machines: new MachineStore(db),
     submissions: new SubmissionStore(db),
     guests: new GuestStore(db),
+    nodes: new NodeStore(db),
     search: new SearchStore(db),
   };
 }

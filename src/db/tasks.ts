@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { nowIso } from '../util/time.js';
+import { type NodeScope, ownedBy } from './node-scope.js';
+import { type Claim, type ClaimRequest, claimNextTask } from './task-claims.js';
 import type { Database, ErrorRow, GuestRow, NewTask, TaskRow, TaskStatus, TaskUpdate } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -48,12 +50,14 @@ export class TaskStore {
     return query.execute();
   }
 
-  /** Pending tasks in the order they should run: higher priority first, then oldest. */
-  async queue(limit: number): Promise<TaskRow[]> {
-    return this.db
-      .selectFrom('tasks')
-      .selectAll()
-      .where('status', '=', 'pending')
+  /**
+   * Pending tasks in the order they should run: higher priority first, then oldest. With `node`, only
+   * those that node may take: unassigned ones and those given to it.
+   */
+  async queue(limit: number, node?: string): Promise<TaskRow[]> {
+    let query = this.db.selectFrom('tasks').selectAll().where('status', '=', 'pending');
+    if (node !== undefined) query = query.where((eb) => eb.or([eb('node', 'is', null), eb('node', '=', node)]));
+    return query
       .orderBy('priority', 'desc')
       .orderBy('added_on')
       .orderBy('id')
@@ -61,14 +65,28 @@ export class TaskStore {
       .execute();
   }
 
-  /** Takes one completed task no worker has processed yet; undefined when there is none. */
-  async claimForProcessing(worker: string): Promise<number | undefined> {
+  /** PostgreSQL: claims the best pending task one of the node's free machines fits (see task-claims.ts). */
+  async claimNext(request: ClaimRequest): Promise<Claim | undefined> {
+    return claimNextTask(this.db, request);
+  }
+
+  /** The running tasks in the scope: those this node runs. */
+  async runningOwned(scope: NodeScope): Promise<TaskRow[]> {
+    return this.db.selectFrom('tasks').selectAll().where('status', '=', 'running').where(ownedBy(scope, 'node')).orderBy('id').execute();
+  }
+
+  /**
+   * Takes one completed task that this node ran (its results are in this node's storage) and no worker
+   * has processed yet; undefined when there is none.
+   */
+  async claimForProcessing(worker: string, scope: NodeScope): Promise<number | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const candidate = await this.db
         .selectFrom('tasks')
         .select('id')
         .where('status', '=', 'completed')
         .where('processing', 'is', null)
+        .where(ownedBy(scope, 'node'))
         .orderBy('completed_on')
         .orderBy('id')
         .executeTakeFirst();
@@ -99,6 +117,27 @@ export class TaskStore {
       .where('status', 'in', from)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Ends a run: moves a task this node runs from running to `to`. False when the task is no longer
+   * running here (another node requeued it after this node's lease expired).
+   */
+  async finishRun(id: number, node: string, to: TaskStatus, changes: TaskUpdate = {}): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ ...changes, status: to })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .where('node', '=', node)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Whether the task has an entry in `errors` with this action. */
+  async hasErrorAction(taskId: number, action: string): Promise<boolean> {
+    const row = await this.db.selectFrom('errors').select('id').where('task_id', '=', taskId).where('action', '=', action).executeTakeFirst();
+    return row !== undefined;
   }
 
   async delete(id: number, db: Db = this.db): Promise<boolean> {
