@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { nowIso } from '../util/time.js';
 import type { Database, MachineRow, TaskRow } from './schema.js';
 
@@ -11,8 +11,6 @@ export interface ClaimRequest {
   busyMachineIds: readonly number[];
   /** The machine kinds this node can run, each with its guest manager's name. */
   managers: ReadonlyMap<string, string>;
-  /** Whether a task may run on a machine (the scheduler's matching; the SQL below narrows the same way). */
-  fits: (machine: MachineRow, task: TaskRow) => boolean;
 }
 
 export interface Claim {
@@ -22,76 +20,58 @@ export interface Claim {
 }
 
 /**
- * PostgreSQL only. In one transaction: locks this node's free machines, takes the highest-priority (then
- * oldest) pending task one of them fits with FOR UPDATE SKIP LOCKED, marks it running on this node,
- * locks the machine and records the guest. Claimers on other connections skip the rows locked here, so
- * nothing is claimed twice and nobody waits. Undefined when there is nothing to claim.
+ * PostgreSQL only. One statement, so one round trip and its own transaction: locks this node's free
+ * machines, takes the highest-priority (then oldest) pending task that one of them fits with FOR UPDATE
+ * SKIP LOCKED, marks it running on this node, locks the machine and records the guest. Claimers on other
+ * connections skip the rows locked here, so nothing is claimed twice and nobody waits. The fit is the
+ * scheduler's machineFits() (scheduler/matching.ts) in SQL: the task names the machine, or names none and
+ * asks for no platform or the machine's, and for tags all of which the machine has. Undefined when there
+ * is nothing to claim.
  */
 export async function claimNextTask(db: Kysely<Database>, request: ClaimRequest): Promise<Claim | undefined> {
   if (request.managers.size === 0) return undefined;
-  return db.transaction().execute(async (trx) => {
-    const machines = await lockFreeMachines(trx, request);
-    if (machines.length === 0) return undefined;
-    const task = await lockFirstFitting(trx, machines, request.node);
-    if (!task) return undefined;
-    const machine = machines.find((candidate) => request.fits(candidate, task));
-    if (!machine) return undefined;
-    const now = nowIso();
-    await trx.updateTable('machines').set({ locked: 1, locked_changed_on: now }).where('id', '=', machine.id).execute();
-    await trx.updateTable('tasks').set({ status: 'running', node: request.node, started_on: now }).where('id', '=', task.id).execute();
-    const guest = await trx
-      .insertInto('guests')
-      .values({ task_id: task.id, name: machine.name, label: machine.label, manager: request.managers.get(machine.kind)!, status: 'init', started_on: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { task: { ...task, status: 'running', node: request.node, started_on: now }, machine, guestId: guest.id };
-  });
-}
-
-function lockFreeMachines(trx: Transaction<Database>, request: ClaimRequest): Promise<MachineRow[]> {
-  let query = trx
-    .selectFrom('machines')
-    .selectAll()
-    .where('enabled', '=', 1)
-    .where('locked', '=', 0)
-    .where('kind', 'in', [...request.managers.keys()])
-    .where((eb) => (request.unassignedMachines ? eb.or([eb('node', '=', request.node), eb('node', '=', '')]) : eb('node', '=', request.node)));
-  if (request.busyMachineIds.length > 0) query = query.where('id', 'not in', request.busyMachineIds);
-  return query.orderBy('id').forUpdate().skipLocked().execute();
-}
-
-/** machineFits() as SQL: a named machine, or the platform (when given) and every tag (tasks.tags ⊆ machine's). */
-function fitsOneOf(machines: readonly MachineRow[]) {
-  const kinds = new Map(machines.map((machine) => [`${machine.platform}\n${machine.tags}`, machine]));
-  return (eb: ExpressionBuilder<Database, 'tasks'>) =>
-    eb.or([
-      eb('machine', 'in', machines.map((machine) => machine.name)),
-      eb.and([
-        eb('machine', '=', ''),
-        eb.or(
-          [...kinds.values()].map((machine) =>
-            eb.and([
-              eb.or([eb('platform', '=', ''), eb('platform', '=', machine.platform)]),
-              sql<boolean>`${sql.ref('tags')}::jsonb <@ ${machine.tags}::jsonb`,
-            ]),
-          ),
-        ),
-      ]),
-    ]);
-}
-
-function lockFirstFitting(trx: Transaction<Database>, machines: readonly MachineRow[], node: string): Promise<TaskRow | undefined> {
-  return trx
-    .selectFrom('tasks')
-    .selectAll()
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('node', 'is', null), eb('node', '=', node)]))
-    .where(fitsOneOf(machines))
-    .orderBy('priority', 'desc')
-    .orderBy('added_on')
-    .orderBy('id')
-    .limit(1)
-    .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
+  const now = nowIso();
+  const managers = sql.join([...request.managers].map(([kind, manager]) => sql`(${kind}, ${manager})`));
+  const ownMachine = request.unassignedMachines ? sql`(node = ${request.node} or node = '')` : sql`node = ${request.node}`;
+  const notBusy = request.busyMachineIds.length > 0 ? sql`and id not in (${sql.join([...request.busyMachineIds])})` : sql``;
+  const result = await sql<TaskRow & { claimed_machine: MachineRow; guest_id: number }>`
+    with managers (kind, manager) as (values ${managers}),
+    free as (
+      select machines.* from machines
+      where enabled = 1 and locked = 0 and ${ownMachine} and kind in (select kind from managers) ${notBusy}
+      for update skip locked
+    ),
+    picked as (
+      select t.id as task_id, fit.id as machine_id, to_json(fit) as machine, managers.manager
+      from tasks t
+      cross join lateral (
+        select * from free f
+        where t.machine = f.name
+           or (t.machine = '' and (t.platform = '' or t.platform = f.platform)
+               and (t.tags = '[]' or t.tags::jsonb <@ f.tags::jsonb))
+        order by f.id limit 1
+      ) fit
+      join managers on managers.kind = fit.kind
+      where t.status = 'pending' and (t.node is null or t.node = ${request.node})
+      order by t.priority desc, t.added_on, t.id
+      limit 1
+      for update of t skip locked
+    ),
+    locked as (
+      update machines set locked = 1, locked_changed_on = ${now} where id = (select machine_id from picked)
+    ),
+    running as (
+      update tasks set status = 'running', node = ${request.node}, started_on = ${now}
+      where id = (select task_id from picked) returning tasks.*
+    ),
+    guest as (
+      insert into guests (task_id, name, label, manager, status, started_on)
+      select task_id, machine->>'name', machine->>'label', manager, 'init', ${now} from picked
+      returning id
+    )
+    select running.*, picked.machine as claimed_machine, guest.id as guest_id from running, picked, guest`.execute(db);
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const { claimed_machine: machine, guest_id: guestId, ...task } = row;
+  return { task, machine: { ...machine, locked: 1, locked_changed_on: now }, guestId };
 }

@@ -131,7 +131,6 @@ export class Scheduler {
         unassignedMachines: this.ctx.node.unassigned,
         busyMachineIds: [...this.busyMachines],
         managers,
-        fits: (machine, task) => machineFits(machine, wishOf(task)),
       });
       if (!claim) return;
       this.startRun(claim.task, claim.machine, this.machinery(claim.machine.kind)!, claim.guestId);

@@ -191,7 +191,6 @@ describe('cluster nodes on one PostgreSQL', { timeout: 120_000 }, () => {
             unassignedMachines: false,
             busyMachineIds: [],
             managers: new Map([['linux', 'linux']]),
-            fits: (m, t) => machineFits(m, wishOf(t)),
           });
           if (!claim) {
             // Nothing free that fits: done when no pending task this node's machine could run is left.
