@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
+import { hostname } from 'node:os';
 import { createContext } from '../../src/app.js';
+import { defaultMachineName, nodeName } from '../../src/cluster/node-identity.js';
 import { validateConfig } from '../../src/config/load.js';
 import { ChangeListener } from '../../src/db/change-listener.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
@@ -15,6 +17,7 @@ import { machineFits, wishOf } from '../../src/scheduler/matching.js';
 import { triageQueue } from '../../src/scheduler/queue-triage.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { nowIso } from '../../src/util/time.js';
+import { startNestbox } from '../helpers/nestbox-process.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { taskRow } from '../helpers/tasks.js';
@@ -248,5 +251,27 @@ describe('cluster roles', () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+
+  it('`nestbox start --role worker` on SQLite exits with the reason', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'nestbox-role-'));
+    try {
+      await assert.rejects(startNestbox(home, {}, ['--role', 'worker']), /exited with 1:[^]*\nnestbox: cluster role "worker" needs a PostgreSQL database/);
+      await assert.rejects(startNestbox(home, {}, ['--role', 'boss']), /invalid role "boss": all, main or worker/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('node identity', () => {
+  it("names the node from cluster.node_name, else the host's name", () => {
+    assert.equal(nodeName(validateConfig({ cluster: { node_name: 'w7' } })), 'w7');
+    assert.equal(nodeName(validateConfig({})), hostname());
+  });
+
+  it('qualifies default machine names with the node name when one is configured', () => {
+    assert.equal(defaultMachineName('', 1), 'linux1');
+    assert.equal(defaultMachineName('w7', 2), 'w7-linux2');
   });
 });
