@@ -134,6 +134,13 @@ export class TaskStore {
     return result.numUpdatedRows > 0n;
   }
 
+  /** Which of these tasks still run on this node. */
+  async stillRunningOn(node: string, taskIds: readonly number[]): Promise<Set<number>> {
+    if (taskIds.length === 0) return new Set();
+    const rows = await this.db.selectFrom('tasks').select('id').where('id', 'in', taskIds).where('status', '=', 'running').where('node', '=', node).execute();
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** Whether the task has an entry in `errors` with this action. */
   async hasErrorAction(taskId: number, action: string): Promise<boolean> {
     const row = await this.db.selectFrom('errors').select('id').where('task_id', '=', taskId).where('action', '=', action).executeTakeFirst();

@@ -29,6 +29,8 @@ export interface SchedulerOptions {
  */
 export class Scheduler {
   private readonly running = new Map<number, Promise<void>>();
+  /** Per running task: stops its analysis when the task is no longer this node's (see dropLostRuns). */
+  private readonly runAborts = new Map<number, AbortController>();
   /** Machines this node runs an analysis on, whatever the table says (another node may have unlocked them). */
   private readonly busyMachines = new Set<number>();
   private readonly shutdown = new AbortController();
@@ -116,9 +118,25 @@ export class Scheduler {
   }
 
   private async tick(): Promise<void> {
-    const runnable = await triageQueue(this.ctx);
-    if (this.ctx.databaseKind === 'postgres') await this.claimWhileFree();
-    else await this.claimFromQueue(runnable);
+    if (this.ctx.databaseKind === 'sqlite') return this.claimFromQueue(await triageQueue(this.ctx));
+    // Claiming first keeps a woken worker's claim one statement away from the notification.
+    await this.claimWhileFree();
+    await triageQueue(this.ctx);
+    await this.dropLostRuns();
+  }
+
+  /**
+   * Stops the analyses of tasks another node took back: this node's lease expired while it ran them (its
+   * heartbeat could not reach the database), and they were requeued. Their outcome is not recorded.
+   */
+  private async dropLostRuns(): Promise<void> {
+    if (this.runAborts.size === 0) return;
+    const ours = await this.ctx.stores.tasks.stillRunningOn(this.ctx.node.node, [...this.runAborts.keys()]);
+    for (const [taskId, abort] of this.runAborts) {
+      if (ours.has(taskId) || abort.signal.aborted) continue;
+      this.ctx.log.warn({ task: taskId }, "stopping an analysis: the task was requeued after this node's lease expired");
+      abort.abort();
+    }
   }
 
   /** PostgreSQL: claims until no free machine of this node fits a pending task. */
@@ -174,8 +192,11 @@ export class Scheduler {
 
   private startRun(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number): void {
     this.busyMachines.add(machine.id);
-    const done = this.runClaimed(task, machine, machinery, guestId).finally(() => {
+    const abort = new AbortController();
+    this.runAborts.set(task.id, abort);
+    const done = this.runClaimed(task, machine, machinery, guestId, abort.signal).finally(() => {
       this.running.delete(task.id);
+      this.runAborts.delete(task.id);
       this.busyMachines.delete(machine.id);
       this.wake();
     });
@@ -195,13 +216,14 @@ export class Scheduler {
     });
   }
 
-  private async runClaimed(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number): Promise<void> {
+  private async runClaimed(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number, lost: AbortSignal): Promise<void> {
     const { stores, log } = this.ctx;
     let outcome: AnalysisOutcome;
     try {
       await this.prepare(machinery);
       await this.transfer.makeSampleLocal(task);
-      outcome = await runAnalysis(this.ctx, { task, machine, guestId, machinery, shutdown: this.shutdown.signal });
+      const shutdown = AbortSignal.any([this.shutdown.signal, lost]);
+      outcome = await runAnalysis(this.ctx, { task, machine, guestId, machinery, shutdown });
     } catch (error) {
       outcome = { state: 'failed', reason: (error as Error).message };
     }
