@@ -27,6 +27,8 @@ export class NodeRegistry {
   async start(): Promise<void> {
     await this.register();
     this.timer = setInterval(() => this.beat(), this.ctx.config.cluster.heartbeat_seconds * 1000);
+    // The API server keeps a node alive, not its heartbeat.
+    this.timer.unref();
   }
 
   /** The address this node's API answers on, once it listens. */

@@ -116,4 +116,32 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
     assert.equal(finalErrors.filter((message) => message.includes('expired')).length, 1, finalErrors.join('; '));
     assert.ok(!finalErrors.some((message) => /restart of nestbox/.test(message)), finalErrors.join('; '));
   });
+
+  it('a worker stops the analysis of a task that was requeued from it, and records nothing for it', async () => {
+    const id = await submit('slow.sh', SLOW, { timeout: '40' });
+    const running = await waitFor('the task to run', async () => {
+      const row = await task(id);
+      return row.status === 'running' ? row : undefined;
+    }, 240_000);
+    const first = running.node!;
+    const guest = await waitFor('the machine to start', async () => {
+      const row = await db.db.selectFrom('guests').selectAll().where('task_id', '=', id).executeTakeFirst();
+      return row?.status === 'running' ? row : undefined;
+    }, 120_000, 200);
+    // What another node's lease recovery does when this worker's heartbeat cannot reach the database.
+    const started = Date.now();
+    await db.db.updateTable('tasks').set({ status: 'pending', node: null, started_on: null }).where('id', '=', id).execute();
+    await db.db.updateTable('machines').set({ locked: 0 }).where('name', '=', `${first}-linux1`).execute();
+    const stopped = await waitFor('the first worker to stop its analysis', async () => {
+      const row = await db.db.selectFrom('guests').select('status').where('id', '=', guest.id).executeTakeFirstOrThrow();
+      return row.status === 'stopped' ? true : undefined;
+    }, 60_000, 200);
+    assert.ok(stopped);
+    assert.ok(Date.now() - started < 30_000, 'stopped well before the analysis timeout');
+    const done = await ended(id);
+    assert.equal(done.status, 'reported', (await errorsOf(id)).join('; '));
+    assert.notEqual(done.node, first, 'the other worker ran it');
+    const errors = await errorsOf(id);
+    assert.ok(!errors.some((message) => /interrupted/.test(message)), errors.join('; '));
+  });
 });
