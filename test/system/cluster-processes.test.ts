@@ -63,6 +63,16 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
       return ['reported', 'failed_analysis', 'failed_processing'].includes(row.status) ? row : undefined;
     }, timeoutMs, 500);
 
+  /** A slow task submitted and running: claimed, and its machine started (the analysis is under way). */
+  async function slowTaskRunning(): Promise<{ id: number; node: string; guestId: number }> {
+    const id = await submit('slow.sh', SLOW, { timeout: '40' });
+    return waitFor('the analysis to run', async () => {
+      const row = await task(id);
+      const guest = await db.db.selectFrom('guests').select(['id', 'status']).where('task_id', '=', id).executeTakeFirst();
+      return row.status === 'running' && guest?.status === 'running' ? { id, node: row.node!, guestId: guest.id } : undefined;
+    }, 360_000, 200);
+  }
+
   it('registers the three nodes with their roles and addresses, machines only on the workers', async () => {
     const rows = await db.db.selectFrom('nodes').select(['name', 'role', 'url']).orderBy('name').execute();
     assert.deepEqual(rows.map((row) => [row.name, row.role]), [['main', 'main'], ['w1', 'worker'], ['w2', 'worker']]);
@@ -79,18 +89,8 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
   });
 
   it("requeues a SIGKILLed worker's task when its lease expires, finishes it on the other worker, and the restarted worker takes nothing back", async () => {
-    const id = await submit('slow.sh', SLOW, { timeout: '40' });
-    const running = await waitFor('the task to run', async () => {
-      const row = await task(id);
-      return row.status === 'running' ? row : undefined;
-    }, 240_000);
-    const killed = running.node!;
+    const { id, node: killed } = await slowTaskRunning();
     const survivor = killed === 'w1' ? 'w2' : 'w1';
-    // Past the claim, into the analysis, before the sample ends.
-    await waitFor('the machine to start', async () => {
-      const guest = await db.db.selectFrom('guests').select('status').where('task_id', '=', id).executeTakeFirst();
-      return guest?.status === 'running' ? true : undefined;
-    }, 120_000, 200);
     await stopNestbox(nodes[killed], 'SIGKILL');
     nodes[killed] = undefined;
 
@@ -118,22 +118,13 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
   });
 
   it('a worker stops the analysis of a task that was requeued from it, and records nothing for it', async () => {
-    const id = await submit('slow.sh', SLOW, { timeout: '40' });
-    const running = await waitFor('the task to run', async () => {
-      const row = await task(id);
-      return row.status === 'running' ? row : undefined;
-    }, 240_000);
-    const first = running.node!;
-    const guest = await waitFor('the machine to start', async () => {
-      const row = await db.db.selectFrom('guests').selectAll().where('task_id', '=', id).executeTakeFirst();
-      return row?.status === 'running' ? row : undefined;
-    }, 120_000, 200);
+    const { id, node: first, guestId } = await slowTaskRunning();
     // What another node's lease recovery does when this worker's heartbeat cannot reach the database.
     const started = Date.now();
     await db.db.updateTable('tasks').set({ status: 'pending', node: null, started_on: null }).where('id', '=', id).execute();
     await db.db.updateTable('machines').set({ locked: 0 }).where('name', '=', `${first}-linux1`).execute();
     const stopped = await waitFor('the first worker to stop its analysis', async () => {
-      const row = await db.db.selectFrom('guests').select('status').where('id', '=', guest.id).executeTakeFirstOrThrow();
+      const row = await db.db.selectFrom('guests').select('status').where('id', '=', guestId).executeTakeFirstOrThrow();
       return row.status === 'stopped' ? true : undefined;
     }, 60_000, 200);
     assert.ok(stopped);
