@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeListener } from '../src/db/change-listener.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { createStores, type Stores } from '../src/db/index.js';
-import { TASK_PENDING_CHANNEL } from '../src/db/migrations/0007-task-pending-notify.js';
+import { TASK_PENDING_CHANNEL } from '../src/db/migrations/0007-task-claims.js';
 import type { MachineRow, NewTask } from '../src/db/schema.js';
 import { nowIso } from '../src/util/time.js';
 import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.js';
@@ -167,6 +167,7 @@ async function measureThroughput(submitter: Stores, workers: Worker[]): Promise<
   const old = await race(submitter, workers, claimTheOldWay);
   const rate = skipLocked.claims / skipLocked.seconds;
   console.log(`  FOR UPDATE SKIP LOCKED   ${rate.toFixed(0)} claims/s   (${skipLocked.claims} claims in ${skipLocked.seconds.toFixed(2)} s, each task exactly once: yes)   aim >= ${AIM_CLAIMS_PER_SECOND}: ${rate >= AIM_CLAIMS_PER_SECOND ? 'met' : 'MISSED'}`);
+  console.log(`    the bench process (all ${workers.length} workers' clients) used ${skipLocked.cpuSeconds.toFixed(2)} s of CPU in ${skipLocked.seconds.toFixed(2)} s`);
   console.log(`  baseline: old claim      ${(old.claims / old.seconds).toFixed(0)} claims/s   (${old.claims} claims in ${old.seconds.toFixed(2)} s, each task exactly once: yes, ${old.lost} lost races)`);
 }
 
@@ -175,7 +176,7 @@ async function race(
   submitter: Stores,
   workers: Worker[],
   claim: (worker: Worker) => Promise<number | undefined>,
-): Promise<{ claims: number; seconds: number; lost: number }> {
+): Promise<{ claims: number; seconds: number; lost: number; cpuSeconds: number }> {
   const ids = await submitter.transaction(async (trx) => {
     const made: number[] = [];
     for (let i = 0; i < TASKS; i++) made.push(await submitter.tasks.insert(newTask(), trx));
@@ -183,6 +184,7 @@ async function race(
   });
   const claimed: number[] = [];
   let lost = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     workers.map(async (worker) => {
@@ -195,6 +197,8 @@ async function race(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
   const counts = new Map<number, number>();
   for (const id of claimed) counts.set(id, (counts.get(id) ?? 0) + 1);
   const twice = [...counts].filter(([, count]) => count > 1);
@@ -202,7 +206,7 @@ async function race(
   if (twice.length > 0 || missed.length > 0 || claimed.length !== ids.length) {
     throw new Error(`claims were not exactly once: ${twice.length} claimed twice, ${missed.length} never claimed`);
   }
-  return { claims: claimed.length, seconds, lost };
+  return { claims: claimed.length, seconds, lost, cpuSeconds };
 }
 
 await main();

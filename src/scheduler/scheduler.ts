@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { AppContext } from '../app.js';
 import { ChangeListener } from '../db/change-listener.js';
-import { TASK_PENDING_CHANNEL } from '../db/migrations/0007-task-pending-notify.js';
+import { TASK_PENDING_CHANNEL } from '../db/migrations/0007-task-claims.js';
 import type { MachineRow, TaskRow } from '../db/schema.js';
 import type { Machinery } from '../machinery/types.js';
 import { nowIso } from '../util/time.js';

@@ -11,7 +11,7 @@ import { validateConfig } from '../../src/config/load.js';
 import { ChangeListener } from '../../src/db/change-listener.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { createStores, type Stores } from '../../src/db/index.js';
-import { TASK_PENDING_CHANNEL } from '../../src/db/migrations/0007-task-pending-notify.js';
+import { TASK_PENDING_CHANNEL } from '../../src/db/migrations/0007-task-claims.js';
 import type { MachineRow, NewTask, TaskRow } from '../../src/db/schema.js';
 import { machineFits, wishOf } from '../../src/scheduler/matching.js';
 import { triageQueue } from '../../src/scheduler/queue-triage.js';
