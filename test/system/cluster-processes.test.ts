@@ -88,6 +88,16 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
     assert.equal(done.node, 'w1');
   });
 
+  it('shares a batch between the workers, each task claimed once', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => submit(`quick${i}.sh`, QUICK)));
+    const done = await Promise.all(ids.map((id) => ended(id)));
+    for (const row of done) assert.equal(row.status, 'reported', `task ${row.id}`);
+    const guests = await db.db.selectFrom('guests').select(['task_id', 'name']).where('task_id', 'in', ids).execute();
+    assert.deepEqual(guests.map((guest) => guest.task_id).sort((x, y) => x - y), [...ids].sort((x, y) => x - y), 'one run per task');
+    for (const row of done) assert.equal(guests.find((guest) => guest.task_id === row.id)!.name, `${row.node}-linux1`);
+    assert.deepEqual(new Set(done.map((row) => row.node)), new Set(['w1', 'w2']), 'both workers took work');
+  });
+
   it("requeues a SIGKILLed worker's task when its lease expires, finishes it on the other worker, and the restarted worker takes nothing back", async () => {
     const { id, node: killed } = await slowTaskRunning();
     const survivor = killed === 'w1' ? 'w2' : 'w1';
