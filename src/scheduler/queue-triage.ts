@@ -9,9 +9,10 @@ const QUEUE_HEAD = 100;
 /**
  * Looks at the head of the queue this node may take from and returns the tasks some live node could run
  * now. A task no enabled machine of the cluster fits fails at once. A task whose only fitting machines
- * are on nodes that are down (lease expired) waits for them, and says so once in its errors.
+ * are on nodes that are down (lease expired) waits for them, and says so once in its errors; `noted`
+ * remembers the tasks known to say so already, which spares asking again on every pass.
  */
-export async function triageQueue(ctx: AppContext): Promise<TaskRow[]> {
+export async function triageQueue(ctx: AppContext, noted: Set<number> = new Set()): Promise<TaskRow[]> {
   const { stores, node } = ctx;
   const machines = await stores.machines.list();
   const pending = await stores.tasks.queue(QUEUE_HEAD, node.node);
@@ -21,7 +22,7 @@ export async function triageQueue(ctx: AppContext): Promise<TaskRow[]> {
     const wish = wishOf(task);
     const fitting = machines.filter((machine) => machineFits(machine, wish));
     if (fitting.length === 0) await failUnrunnable(ctx, task, `No configured machine matches ${describeWish(wish)}`);
-    else if (fitting.every((machine) => downSince(machine.node) !== undefined)) await noteWaiting(ctx, task, describeWish(wish), fitting, downSince);
+    else if (fitting.every((machine) => downSince(machine.node) !== undefined)) await noteWaiting(ctx, task, describeWish(wish), fitting, downSince, noted);
     else runnable.push(task);
   }
   return runnable;
@@ -53,7 +54,10 @@ async function noteWaiting(
   wish: string,
   fitting: readonly MachineRow[],
   downSince: (node: string) => string | undefined,
+  noted: Set<number>,
 ): Promise<void> {
+  if (noted.has(task.id)) return;
+  noted.add(task.id);
   if (await ctx.stores.tasks.hasErrorAction(task.id, WAITING)) return;
   const nodes = [...new Set(fitting.map((machine) => machine.node))];
   const where = nodes.map((node) => `node ${node}, which is down since ${downSince(node)}`).join('; ');

@@ -42,6 +42,8 @@ export class Scheduler {
   private tickAgain = false;
   private processing: Promise<void> | undefined;
   private pendingListener: ChangeListener | undefined;
+  /** Tasks whose waiting for a node that is down is noted in their errors already. */
+  private readonly notedWaiting = new Set<number>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -121,7 +123,7 @@ export class Scheduler {
     if (this.ctx.databaseKind === 'sqlite') return this.claimFromQueue(await triageQueue(this.ctx));
     // Claiming first keeps a woken worker's claim one statement away from the notification.
     await this.claimWhileFree();
-    await triageQueue(this.ctx);
+    await triageQueue(this.ctx, this.notedWaiting);
     await this.dropLostRuns();
   }
 
