@@ -29,11 +29,13 @@ export interface Service {
  * behind it. A node of role `main` runs no engine: the workers run the analyses.
  */
 export async function createService(ctx: AppContext, options: ServiceOptions = {}): Promise<Service> {
-  const node = new NodeRegistry(ctx);
+  const runsEngine = options.engine !== false && ctx.config.cluster.role !== 'main';
+  // A node without an engine still fails the tasks no machine of the cluster fits, and notes those that wait.
+  const noted = new Set<number>();
+  const node = new NodeRegistry(ctx, runsEngine ? undefined : () => triageWithoutEngine(ctx, noted));
   await node.start();
   const app = await buildServer(ctx, { onExit: options.onExit });
   await registerWeb(app, ctx);
-  const runsEngine = options.engine !== false && ctx.config.cluster.role !== 'main';
   const scheduler = runsEngine ? await createScheduler(ctx, options.pollMs) : undefined;
   await scheduler?.start();
   const backfill = startSearchBackfill(ctx);
@@ -48,6 +50,11 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
       await app.close();
     },
   };
+}
+
+async function triageWithoutEngine(ctx: AppContext, noted: Set<number>): Promise<void> {
+  const { triageQueue } = await import('./scheduler/queue-triage.js');
+  await triageQueue(ctx, noted);
 }
 
 /** The engine's modules load only on nodes that run analyses, which keeps API-only nodes small. */

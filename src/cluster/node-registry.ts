@@ -13,7 +13,11 @@ export class NodeRegistry {
   private beating: Promise<void> | undefined;
   private url = '';
 
-  constructor(private readonly ctx: AppContext) {
+  /** `onBeat`: more work for each heartbeat, after the lease recovery (see createService). */
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly onBeat: () => Promise<unknown> = () => Promise.resolve(),
+  ) {
     const { heartbeat_seconds: heartbeat, lease_seconds: lease } = ctx.config.cluster;
     if (lease <= heartbeat) {
       throw new NestboxError('invalid_config', `cluster.lease_seconds (${lease}) must be longer than cluster.heartbeat_seconds (${heartbeat}), or every node's lease would lapse between its heartbeats`);
@@ -67,6 +71,7 @@ export class NodeRegistry {
     for (const lease of recovered) {
       this.ctx.log.warn({ node: lease.node, leaseExpiredOn: lease.leaseExpiredOn, tasks: lease.taskIds, machines: lease.machineIds }, 'requeued the work of a node whose lease expired');
     }
+    await this.onBeat();
   }
 
   private leaseFrom(now: Date): string {

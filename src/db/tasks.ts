@@ -141,10 +141,16 @@ export class TaskStore {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** Whether the task has an entry in `errors` with this action. */
-  async hasErrorAction(taskId: number, action: string): Promise<boolean> {
-    const row = await this.db.selectFrom('errors').select('id').where('task_id', '=', taskId).where('action', '=', action).executeTakeFirst();
-    return row !== undefined;
+  /**
+   * Notes in the task's errors that it waits (action 'waiting'), unless it says so already: a unique index
+   * (migration 0007) keeps one such note per task when several nodes notice at once.
+   */
+  async noteWaiting(taskId: number, message: string): Promise<void> {
+    await this.db
+      .insertInto('errors')
+      .values({ task_id: taskId, message, action: 'waiting', added_on: nowIso() })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   async delete(id: number, db: Db = this.db): Promise<boolean> {

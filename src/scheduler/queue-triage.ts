@@ -46,8 +46,6 @@ async function nodesDown(ctx: AppContext): Promise<(node: string) => string | un
   };
 }
 
-const WAITING = 'waiting';
-
 async function noteWaiting(
   ctx: AppContext,
   task: TaskRow,
@@ -58,8 +56,7 @@ async function noteWaiting(
 ): Promise<void> {
   if (noted.has(task.id)) return;
   noted.add(task.id);
-  if (await ctx.stores.tasks.hasErrorAction(task.id, WAITING)) return;
   const nodes = [...new Set(fitting.map((machine) => machine.node))];
   const where = nodes.map((node) => `node ${node}, which is down since ${downSince(node)}`).join('; ');
-  await ctx.stores.tasks.addError(task.id, `waiting: the only machines that fit (${wish}) are on ${where}`, WAITING);
+  await ctx.stores.tasks.noteWaiting(task.id, `waiting: the only machines that fit (${wish}) are on ${where}`);
 }

@@ -4,6 +4,8 @@ import { type Kysely, SqliteAdapter, sql } from 'kysely';
  * How nodes take work (db/task-claims.ts):
  *  - the queue's order as an index over pending tasks only, so that a claim reads the queue's head
  *    instead of sorting every pending task;
+ *  - at most one note per task that it waits for a node that is down (errors with action 'waiting'), however
+ *    many nodes notice it at once;
  *  - PostgreSQL only: a notification on `nestbox_task_pending` whenever a task becomes pending (submitted,
  *    requeued), delivered when its transaction commits, so that idle nodes claim it at once instead of at
  *    their next look at the queue (notifications with the same payload in one transaction are folded into
@@ -16,6 +18,7 @@ export const TASK_PENDING_CHANNEL = 'nestbox_task_pending';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE INDEX tasks_pending_queue ON tasks (priority DESC, added_on, id) WHERE status = 'pending'`.execute(db);
+  await sql`CREATE UNIQUE INDEX errors_waiting_once ON errors (task_id) WHERE action = 'waiting'`.execute(db);
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;
   await sql`CREATE FUNCTION nestbox_task_pending() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_notify(${sql.lit(TASK_PENDING_CHANNEL)}, ''); RETURN NULL; END $$`.execute(db);
@@ -26,6 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`DROP INDEX IF EXISTS tasks_pending_queue`.execute(db);
+  await sql`DROP INDEX IF EXISTS errors_waiting_once`.execute(db);
   if (db.getExecutor().adapter instanceof SqliteAdapter) return;
   await sql`DROP FUNCTION IF EXISTS nestbox_claim_task(text, boolean, text[], text[], integer[], text)`.execute(db);
   await sql`DROP TRIGGER IF EXISTS tasks_pending ON tasks`.execute(db);
