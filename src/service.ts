@@ -29,10 +29,12 @@ export interface Service {
  * behind it. A node of role `main` runs no engine: the workers run the analyses.
  */
 export async function createService(ctx: AppContext, options: ServiceOptions = {}): Promise<Service> {
-  const runsEngine = options.engine !== false && ctx.config.cluster.role !== 'main';
-  // A node without an engine still fails the tasks no machine of the cluster fits, and notes those that wait.
+  const main = ctx.config.cluster.role === 'main';
+  const runsEngine = options.engine !== false && !main;
+  // The main node still fails the tasks no machine of the cluster fits, and notes those that wait, in
+  // case no worker is there to do it.
   const noted = new Set<number>();
-  const node = new NodeRegistry(ctx, runsEngine ? undefined : () => triageWithoutEngine(ctx, noted));
+  const node = new NodeRegistry(ctx, main ? () => triageOnMain(ctx, noted) : undefined);
   await node.start();
   const app = await buildServer(ctx, { onExit: options.onExit });
   await registerWeb(app, ctx);
@@ -52,7 +54,7 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
   };
 }
 
-async function triageWithoutEngine(ctx: AppContext, noted: Set<number>): Promise<void> {
+async function triageOnMain(ctx: AppContext, noted: Set<number>): Promise<void> {
   const { triageQueue } = await import('./scheduler/queue-triage.js');
   await triageQueue(ctx, noted);
 }

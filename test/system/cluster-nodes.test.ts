@@ -166,7 +166,7 @@ describe('cluster nodes on one PostgreSQL', { timeout: 120_000 }, () => {
     await a.db.insertInto('machines').values({ name: 'down-linux1', label: 'down-linux1', kind: 'linux', ip: '', platform: 'linux', tags: '["down-only"]', options: '[]', interface: null, snapshot: null, resultserver_ip: '', resultserver_port: 0, enabled: 1, node: 'down' }).execute();
     const waiting = await a.ctx.stores.tasks.insert(newTask({ tags: '["down-only"]', priority: 3 }));
     const hopeless = await a.ctx.stores.tasks.insert(newTask({ tags: '["nowhere"]', priority: 3 }));
-    // Several nodes notice at once (and nodes a and b, which run no engine, triage on their heartbeats too).
+    // Several nodes notice at once.
     await Promise.all([a, b, a, b].map((node) => triageQueue(node.ctx)));
     assert.equal((await task(hopeless)).status, 'failed_analysis');
     assert.match((await errorsOf(hopeless))[0]!.message, /No configured machine matches tags "nowhere"/);
@@ -175,6 +175,19 @@ describe('cluster nodes on one PostgreSQL', { timeout: 120_000 }, () => {
     assert.equal(notes.length, 1);
     assert.equal(notes[0]!.message, `waiting: the only machines that fit (tags "down-only") are on node down, which is down since ${expired}`);
     await a.db.updateTable('tasks').set({ status: 'failed_analysis' }).where('id', '=', waiting).execute();
+  });
+
+  it('a main node, which runs no engine, fails unrunnable tasks on its heartbeat', async () => {
+    const main = await startNode(pg, 'm', [], 'main');
+    try {
+      assert.equal(main.service.scheduler, undefined);
+      const id = await a.ctx.stores.tasks.insert(newTask({ platform: 'plan9' }));
+      await main.service.node.beat();
+      assert.equal((await task(id)).status, 'failed_analysis');
+      assert.match((await errorsOf(id))[0]!.message, /No configured machine matches platform "plan9"/);
+    } finally {
+      await main.close();
+    }
   });
 
   it('claims every task exactly once with several nodes racing, each task on a machine that fits it', async () => {
