@@ -155,8 +155,9 @@ async function latencies(submitter: Stores, claimedAt: Map<number, number>, samp
       await sleep(0.2);
     }
     results.push(claimedAt.get(id)! - submitted);
-    // An idle worker between submissions, with a little jitter so the poll's phase varies.
-    await sleep(20 + Math.random() * 80);
+    // The worker idles between submissions, for a random part of a poll period, so that submissions fall
+    // at every phase of the poll.
+    await sleep(20 + Math.random() * POLL_MS);
   }
   return results;
 }
