@@ -109,7 +109,8 @@ async function refuseOthersNames(db: Db, machines: readonly MachineConfig[], sco
   const list = taken.map((row) => `"${row.name}" (node ${row.node})`).join(', ');
   throw new NestboxError(
     'invalid_config',
-    `machine names are unique in the cluster, and another node already runs ${list}: rename this node's machines (node "${scope.node}")`,
+    `machine names are unique in the cluster, and another node already runs ${list}: rename this node's machines (node "${scope.node}"), ` +
+      "or, if this is that node under a new host name, set cluster.node_name to its name",
     { context: { node: scope.node, taken } },
   );
 }
