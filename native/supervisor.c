@@ -421,6 +421,7 @@ static const char *wait_or_timer_name(int nr) {
 }
 
 static pid_t thread_group(pid_t pid);
+static long long now_ns(clockid_t clock);
 
 /*
  * Recorded under the thread's process, as the report lists processes (apistats counts a call the
@@ -430,8 +431,9 @@ static pid_t thread_group(pid_t pid);
 static void record_shortened(pid_t tid, const char *call, long long asked_ns) {
   if (++state.sleeps > MAX_SLEEP_RECORDS) return;
   pid_t pid = thread_group(tid);
-  printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%lld}\n", pid > 0 ? pid : tid, call,
-         (double)asked_ns / 1e9, (long long)time(NULL));
+  // The time to the microsecond, on the clock the tracer's records use: processing puts the call among them.
+  printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%.6f}\n", pid > 0 ? pid : tid, call,
+         (double)asked_ns / 1e9, (double)now_ns(CLOCK_REALTIME) / 1e9);
 }
 
 static long long now_ns(clockid_t clock) {

@@ -16,6 +16,7 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
+import { answeredCallEvents, skippedSleeps } from '../report/supervisor-log.js';
 
 /**
  * Processing of one analysed task: every module turns raw results into its report section, then the
@@ -131,7 +132,8 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra]);
+  const answered = answeredCallEvents(await skippedSleeps(input.paths.supervisorLog));
+  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
   if (!results) return outcomes;
   folding.forEach(([module], index) => {
     const outcome = results[index]!;

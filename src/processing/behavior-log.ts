@@ -4,7 +4,8 @@ import { apiOf, callOf } from '../report/calls.js';
 import { commandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
-import type { CallCounts } from './supervisor-log.js';
+import { answeredCallEvents, answeredCalls, type CallCounts } from '../report/supervisor-log.js';
+import type { SkippedSleep } from '../report/report-types.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
@@ -46,8 +47,8 @@ export interface BehaviorOptions {
   keepCalls?: boolean;
   limits?: BehaviorLimits;
   network?: NetworkHints;
-  /** The calls the sample supervisor answered itself, by process and name (they never reached the tracer). */
-  answered?: CallCounts;
+  /** The sample supervisor's record: the calls it answered itself never reached the tracer. */
+  supervised?: readonly SkippedSleep[];
 }
 
 export interface BehaviorResult {
@@ -289,9 +290,13 @@ class Reconstructor {
   }
 }
 
-/** A process's calls by name: the tracer's counts (or its decoded calls), and the calls it never saw. */
+/**
+ * A process's calls by name: the tracer's counts and the calls it never saw (the supervisor answered them),
+ * or without counts, the decoded calls, among which processing put those the supervisor answered.
+ */
 function apistatsOf(process: ProcessState, answered: ReadonlyMap<string, number> | undefined): Record<string, number> {
-  const stats = new Map(process.counted ?? process.decoded);
+  if (!process.counted) return Object.fromEntries(process.decoded);
+  const stats = new Map(process.counted);
   for (const [call, count] of answered ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
   return Object.fromEntries(stats);
 }
@@ -424,7 +429,7 @@ export type FinishBehavior = (network?: NetworkHints, answered?: CallCounts) => 
  * The behaviour fold, for the pipeline's one pass over the log. Its result gives the section once the
  * capture's names and the supervisor's answered calls are known (undefined when the log holds no event).
  */
-export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'answered'> = {}): EventFold<FinishBehavior> {
+export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervised'> = {}): EventFold<FinishBehavior> {
   const reconstructor = new Reconstructor(options.limits ?? DEFAULT_BEHAVIOR_LIMITS, options.keepCalls ?? true);
   return {
     event: (event) => reconstructor.event(event),
@@ -439,6 +444,7 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'answere
 
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
-  const finish = await foldOne(eventsPath, behaviorFold(options));
-  return finish?.(options.network, options.answered);
+  const supervised = options.supervised ?? [];
+  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised));
+  return finish?.(options.network, answeredCalls(supervised));
 }

@@ -322,6 +322,9 @@ describe('GET /tasks/reschedule', () => {
         archive_name: null,
         archive_member: null,
         score: null,
+        node: null,
+        node_task_id: null,
+        delegated_on: null,
       },
     );
   });

@@ -1,6 +1,6 @@
 import { parseOptions } from '../../db/task-options.js';
 import { behaviorFold, type FinishBehavior, type NetworkHints } from '../behavior-log.js';
-import { answeredCalls, skippedSleeps } from '../supervisor-log.js';
+import { answeredCalls, skippedSleeps } from '../../report/supervisor-log.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 
 /**

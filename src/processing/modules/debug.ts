@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRegularFile } from '../safe-open.js';
-import { skippedSleeps } from '../supervisor-log.js';
+import { skippedSleeps } from '../../report/supervisor-log.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { SkippedSleep } from '../report/report-types.js';
-import { isRegularFile } from './safe-open.js';
+import { lstat } from 'node:fs/promises';
+import type { BehaviorEvent } from './events.js';
+import type { SkippedSleep } from './report-types.js';
 
 /**
  * The sample supervisor's record (logs/supervisor.jsonl, both machine kinds): the sleeps, timers and waits
@@ -21,7 +22,8 @@ const ANSWERED_CALLS = new Set(['nanosleep', 'clock_nanosleep', 'timerfd_settime
 /** The supervisor's sleep lines; anything else or malformed is left out. */
 export async function skippedSleeps(path: string): Promise<SkippedSleep[]> {
   const sleeps: SkippedSleep[] = [];
-  if (!(await isRegularFile(path))) return sleeps;
+  // A planted link or FIFO in the analysis folder is no record.
+  if (!(await lstat(path).catch(() => undefined))?.isFile()) return sleeps;
   for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
     const sleep = sleepOf(line);
     if (sleep) sleeps.push(sleep);
@@ -55,4 +57,16 @@ export function answeredCalls(sleeps: readonly SkippedSleep[]): CallCounts {
     counts.set(pid, calls);
   }
   return counts;
+}
+
+/**
+ * The calls the supervisor answered, as events of the behaviour log (`process.sleep`, `shortened`), in
+ * time order: processing puts them among the tracer's events, so that they are listed with the process's
+ * calls. Calls it let go on are the tracer's to report.
+ */
+export function answeredCallEvents(sleeps: readonly SkippedSleep[]): BehaviorEvent[] {
+  return sleeps
+    .filter(({ call }) => ANSWERED_CALLS.has(call))
+    .map(({ pid, call, seconds, time }): BehaviorEvent => ({ ts: time, pid, ppid: 0, tid: pid, comm: '', api: call, kind: 'process.sleep', seconds, ret: 0, shortened: true }))
+    .sort((a, b) => a.ts - b.ts);
 }
