@@ -16,7 +16,7 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
-import { answeredCallEvents, skippedSleeps } from '../report/supervisor-log.js';
+import { answeredCallEvents, readSupervisorRecord } from '../report/supervisor-log.js';
 
 /**
  * Processing of one analysed task: every module turns raw results into its report section, then the
@@ -132,7 +132,7 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const answered = answeredCallEvents(await skippedSleeps(input.paths.supervisorLog));
+  const answered = answeredCallEvents((await readSupervisorRecord(input.paths.supervisorLog)).sleeps);
   const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
   if (!results) return outcomes;
   folding.forEach(([module], index) => {

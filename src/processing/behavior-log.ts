@@ -4,8 +4,7 @@ import { apiOf, callOf } from '../report/calls.js';
 import { commandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
-import { answeredCallEvents, answeredCalls, type CallCounts } from '../report/supervisor-log.js';
-import type { SkippedSleep } from '../report/report-types.js';
+import { type AnsweredCalls, answeredCallEvents, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
@@ -48,7 +47,7 @@ export interface BehaviorOptions {
   limits?: BehaviorLimits;
   network?: NetworkHints;
   /** The sample supervisor's record: the calls it answered itself never reached the tracer. */
-  supervised?: readonly SkippedSleep[];
+  supervised?: SupervisorRecord;
 }
 
 export interface BehaviorResult {
@@ -262,7 +261,7 @@ class Reconstructor {
     }
   }
 
-  section(answered: CallCounts = new Map()): BehaviorResult {
+  section(answered: AnsweredCalls = { recorded: new Map(), counted: new Map() }): BehaviorResult {
     const processes = [...this.processes.values()];
     const section: BehaviorSection = {
       processes: processes.map(processEntry),
@@ -270,7 +269,7 @@ class Reconstructor {
       generic: processes.map(genericEntry),
       summary: this.summary.toJson(),
       anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
-      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), apistatsOf(process, answered.get(process.pid))])),
+      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), apistatsOf(process, answered)])),
     };
     return { section, eventsLost: this.tracer.lost, tracer: this.tracer.name };
   }
@@ -291,13 +290,17 @@ class Reconstructor {
 }
 
 /**
- * A process's calls by name: the tracer's counts and the calls it never saw (the supervisor answered them),
- * or without counts, the decoded calls, among which processing put those the supervisor answered.
+ * A process's calls by name: the tracer's counts (or, without them, its decoded calls, among which
+ * processing put the calls the supervisor recorded), and the calls the tracer never saw because the
+ * supervisor answered them.
  */
-function apistatsOf(process: ProcessState, answered: ReadonlyMap<string, number> | undefined): Record<string, number> {
-  if (!process.counted) return Object.fromEntries(process.decoded);
-  const stats = new Map(process.counted);
-  for (const [call, count] of answered ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
+function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<string, number> {
+  const stats = new Map(process.counted ?? process.decoded);
+  const add = (counts: ReadonlyMap<string, number> | undefined) => {
+    for (const [call, count] of counts ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
+  };
+  if (process.counted) add(answered.recorded.get(process.pid));
+  add(answered.counted.get(process.pid));
   return Object.fromEntries(stats);
 }
 
@@ -423,7 +426,7 @@ function processTree(processes: ProcessState[]): ProcessTreeNode[] {
 }
 
 /** The behaviour section, given what the capture and the supervisor add to the log. */
-export type FinishBehavior = (network?: NetworkHints, answered?: CallCounts) => BehaviorResult | undefined;
+export type FinishBehavior = (network?: NetworkHints, answered?: AnsweredCalls) => BehaviorResult | undefined;
 
 /**
  * The behaviour fold, for the pipeline's one pass over the log. Its result gives the section once the
@@ -444,7 +447,7 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervi
 
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
-  const supervised = options.supervised ?? [];
-  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised));
+  const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
+  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised.sleeps));
   return finish?.(options.network, answeredCalls(supervised));
 }

@@ -67,6 +67,7 @@ class Feeder {
   readonly failures = new Map<EventFold<unknown>, unknown>();
   #live: Array<EventFold<unknown>>;
   readonly #eventsPerPid = new Map<number, number>();
+  readonly #forked = new Set<number>();
 
   constructor(folds: ReadonlyArray<EventFold<unknown>>) {
     this.#live = [...folds];
@@ -76,12 +77,13 @@ class Feeder {
     for (const fold of this.#live) this.#guard(fold, () => fold.malformed?.());
   }
 
-  /** An event from elsewhere: only for a process the log has shown. */
+  /** An event from elsewhere: only for a process the log has shown, or whose creation it has. */
   eventOfKnown(event: BehaviorEvent): void {
-    if (this.#eventsPerPid.has(event.pid)) this.event(event);
+    if (this.#eventsPerPid.has(event.pid) || this.#forked.has(event.pid)) this.event(event);
   }
 
   event(event: BehaviorEvent): void {
+    if (event.kind === 'process.fork') this.#forked.add(event.child);
     const index = this.#eventsPerPid.get(event.pid) ?? 0;
     this.#eventsPerPid.set(event.pid, index + 1);
     (event as Indexed)[CALL_INDEX] = index;
