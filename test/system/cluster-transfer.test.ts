@@ -256,6 +256,27 @@ describe('cluster transfer between a worker and the main node', () => {
   });
 });
 
+describe('cluster routes without a node token of their own', () => {
+  it('take the API token when cluster.node_token is empty, and are closed when no token is configured', async () => {
+    const withApiToken = await startTestServer({ api: { token: API_TOKEN } });
+    const open = await startTestServer();
+    try {
+      const id = await submitSample(withApiToken, 'dropper.elf', SAMPLE);
+      const sample = await fetch(withApiToken.url + samplePath(id), { headers: { authorization: `Bearer ${API_TOKEN}` } });
+      assert.equal(sample.status, 200);
+      assert.deepEqual(Buffer.from(await sample.arrayBuffer()), SAMPLE);
+      const openId = await submitSample(open, 'dropper.elf', SAMPLE);
+      const closed = await fetch(open.url + samplePath(openId), { headers: { authorization: 'Bearer anything' } });
+      assert.equal(closed.status, 403);
+      assert.match(((await closed.json()) as { message: string }).message, /No node credential is configured/);
+      assert.equal((await open.fetch(`/tasks/view/${openId}`)).status, 200, 'the Cuckoo routes stay open as configured');
+    } finally {
+      await withApiToken.close();
+      await open.close();
+    }
+  });
+});
+
 /** A loopback TCP link to `target` whose first connection breaks after `cutAfter` bytes from the client. */
 async function breakingLink(target: URL, cutAfter: number): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
   let connections = 0;
