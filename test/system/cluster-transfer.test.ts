@@ -66,9 +66,9 @@ describe('cluster transfer between a worker and the main node', () => {
   }
 
   /** The worker's task folder with raw results, as a run leaves it. */
-  async function workerFolder(id: number, pcapBytes = 0): Promise<string> {
-    const task = await transfer.beforeRun(worker, (await worker.stores.tasks.get(id))!);
-    const paths = prepareTaskFolder(worker.layout, task, await worker.stores.samples.get(task.sample_id!));
+  async function workerFolder(id: number, pcapBytes = 0, node: AppContext = worker): Promise<string> {
+    const task = await transfer.beforeRun(node, (await node.stores.tasks.get(id))!);
+    const paths = prepareTaskFolder(node.layout, task, await node.stores.samples.get(task.sample_id!));
     const segments = [{ src: '10.200.0.2', sport: 40000, dst: '192.0.2.7', dport: 80, payload: 'GET /stage2 HTTP/1.1\r\nHost: c2.example\r\n\r\n' }];
     const padding = Array.from({ length: Math.ceil(pcapBytes / 1400) }, (_, n) => ({ ...segments[0]!, payload: Buffer.alloc(1400, n % 256) }));
     writeFileSync(paths.pcap, ethernetTcpPcap([...segments, ...padding]));
@@ -170,6 +170,31 @@ describe('cluster transfer between a worker and the main node', () => {
     assert.equal(readlinkSync(join(mainFolder(id), 'binary')), main.ctx.layout.binary(sha256(SAMPLE)), 'binary links to the main node\'s copy');
     assert.deepEqual(readFileSync(join(mainFolder(id), 'files', 'dropped.txt'), 'utf8'), 'dropped by the sample');
     assert.deepEqual(readdirSync(incoming()), []);
+  });
+
+  it('fails the task\'s reporting when the main node cannot be reached after every attempt', async () => {
+    const id = await completedTask();
+    const home = mkdtempSync(join(tmpdir(), 'nestbox-worker-'));
+    const lines: string[] = [];
+    const config = validateConfig({
+      ...worker.config,
+      paths: { storage: join(home, 'storage'), tmppath: join(home, 'tmp') },
+      cluster: { ...worker.config.cluster, transfer_attempts: 2 },
+    });
+    const cut = await createContext({ config, home, log: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }) });
+    try {
+      await workerFolder(id, 0, cut);
+      const down = validateConfig({ ...config, cluster: { ...config.cluster, main_url: await closedPortUrl() } });
+      await processTask({ ...cut, config: down }, id);
+      const { body } = await main.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${id}`);
+      assert.equal(body.task.status, 'failed_reporting');
+      assert.match(body.task.errors.join('\n'), /Handing the results to the main node failed/);
+      assert.equal(lines.filter((line) => line.includes('failed; retrying')).length, 1, 'two attempts, one retry');
+      assert.ok(!existsSync(mainFolder(id)));
+    } finally {
+      await cut.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('leaves no folder when an upload is cut off mid-stream, and the retry succeeds', async () => {
@@ -276,6 +301,15 @@ describe('cluster routes without a node token of their own', () => {
     }
   });
 });
+
+/** The address of a loopback port nothing listens on any more. */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
 
 /** A loopback TCP link to `target` whose first connection breaks after `cutAfter` bytes from the client. */
 async function breakingLink(target: URL, cutAfter: number): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
