@@ -5,6 +5,7 @@ import { CLUSTER_PREFIX, nodeCredential, RESULTS_TYPE, SHA256_HEADER } from '../
 import { runsSampleFile } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import { LocalResultStore } from '../../storage/result-store.js';
+import { abandonBody } from '../abandon-body.js';
 import { requireNodeCredential } from '../auth.js';
 import { sendFile } from '../file-answers.js';
 import { idParam, INT } from '../params.js';
@@ -43,11 +44,4 @@ async function sendSample(ctx: AppContext, request: FastifyRequest, reply: Fasti
   if (!sample) throw notFound(`Task ${taskId} has no sample file`);
   reply.header(SHA256_HEADER, sample.sha256);
   return sendFile(reply, ctx.layout.binary(sample.sha256), 'application/octet-stream', `The sample of task ${taskId} is not stored`);
-}
-
-/** A refused upload's remaining bytes are read and dropped, and the connection is not kept. */
-function abandonBody(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.raw.complete) return;
-  reply.header('connection', 'close');
-  request.raw.resume();
 }
