@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { type AppContext, createContext } from '../../src/app.js';
 import { TransferClient } from '../../src/cluster/transfer/client.js';
-import { LENGTH_HEADER, RESULTS_TYPE, resultsPath, samplePath, SHA256_HEADER } from '../../src/cluster/transfer/protocol.js';
+import { LENGTH_HEADER, NODE_HEADER, RESULTS_TYPE, resultsPath, samplePath, SHA256_HEADER } from '../../src/cluster/transfer/protocol.js';
 import * as transfer from '../../src/cluster/transfer/worker-hooks.js';
 import { validateConfig } from '../../src/config/load.js';
 import { isNestboxError } from '../../src/errors.js';
@@ -44,7 +44,7 @@ describe('cluster transfer between a worker and the main node', () => {
       api: { token: API_TOKEN },
       paths: { storage: join(workerHome, 'storage'), tmppath: join(workerHome, 'tmp') },
       database: { connection: `sqlite://${join(main.home, 'nestbox.db')}` },
-      cluster: { role: 'worker', main_url: main.url, node_token: NODE_TOKEN, transfer_attempts: 3, transfer_backoff_seconds: 0.05 },
+      cluster: { role: 'worker', node_name: 'worker-a', main_url: main.url, node_token: NODE_TOKEN, transfer_attempts: 3, transfer_backoff_seconds: 0.05 },
       logging: { level: 'warn' },
     });
     const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
@@ -62,6 +62,8 @@ describe('cluster transfer between a worker and the main node', () => {
     const id = await submitSample(main, 'dropper.elf', content);
     assert.ok(await worker.stores.tasks.transition(id, ['pending'], 'running', { started_on: new Date().toISOString() }));
     assert.ok(await worker.stores.tasks.transition(id, ['running'], 'completed', { completed_on: new Date().toISOString() }));
+    // The worker holds the task, as its claim would have recorded.
+    await main.db.updateTable('tasks').set({ node: 'worker-a' }).where('id', '=', id).execute();
     return id;
   }
 
@@ -83,7 +85,7 @@ describe('cluster transfer between a worker and the main node', () => {
   function putResults(id: number, body: Buffer, seal = { length: body.length, sha256: sha256(body) }, token = NODE_TOKEN) {
     return fetch(main.url + resultsPath(id), {
       method: 'PUT',
-      headers: { authorization: `Bearer ${token}`, 'content-type': RESULTS_TYPE, [LENGTH_HEADER]: String(seal.length), [SHA256_HEADER]: seal.sha256 },
+      headers: { authorization: `Bearer ${token}`, 'content-type': RESULTS_TYPE, [NODE_HEADER]: 'worker-a', [LENGTH_HEADER]: String(seal.length), [SHA256_HEADER]: seal.sha256 },
       body,
     });
   }
@@ -214,7 +216,7 @@ describe('cluster transfer between a worker and the main node', () => {
     });
     const cut = await fetch(main.url + resultsPath(id), {
       method: 'PUT',
-      headers: { authorization: `Bearer ${NODE_TOKEN}`, 'content-type': RESULTS_TYPE, [LENGTH_HEADER]: String(archive.length), [SHA256_HEADER]: sha256(archive) },
+      headers: { authorization: `Bearer ${NODE_TOKEN}`, 'content-type': RESULTS_TYPE, [NODE_HEADER]: 'worker-a', [LENGTH_HEADER]: String(archive.length), [SHA256_HEADER]: sha256(archive) },
       body,
       duplex: 'half',
     } as RequestInit).then(
@@ -231,6 +233,7 @@ describe('cluster transfer between a worker and the main node', () => {
       const client = new TransferClient({
         mainUrl: link.url,
         credential: NODE_TOKEN,
+        nodeName: 'worker-a',
         layout: worker.layout,
         sampleLimit: 1024 * 1024,
         retry: { attempts: 3, backoffMs: 50, log: worker.log },
@@ -248,7 +251,7 @@ describe('cluster transfer between a worker and the main node', () => {
     assert.deepEqual(readdirSync(worker.layout.tmp).filter((name) => name.startsWith('results-')), [], 'the spooled archive is removed');
   });
 
-  it('refuses archives that would write outside the task folder or hold links, and absurd sizes', async () => {
+  it('refuses archives that write outside the task folder, hold links, are altered or too large, and stale or other nodes\' tasks', async () => {
     const id = await completedTask();
     const escapes = [handTar([{ name: '../escape', content: 'x' }]), handTar([{ name: '/tmp/escape', content: 'x' }])];
     for (const archive of escapes) {
@@ -275,6 +278,10 @@ describe('cluster transfer between a worker and the main node', () => {
     assert.equal(huge.status, 413);
     const unsealed = await putResults(id, handTar([]), { length: 0, sha256: 'nope' });
     assert.equal(unsealed.status, 400);
+    await main.db.updateTable('tasks').set({ node: 'worker-b' }).where('id', '=', id).execute();
+    const others = await putResults(id, handTar([{ name: 'reports', type: '5' }]));
+    assert.equal(others.status, 409, 'results of a task another node holds');
+    assert.match(((await others.json()) as { message: string }).message, /held by node worker-b/);
     const pending = await submitSample(main, 'pending.elf', SAMPLE);
     const stale = await putResults(pending, handTar([{ name: 'reports', type: '5' }]));
     assert.equal(stale.status, 409, 'results of a task not being processed are stale');

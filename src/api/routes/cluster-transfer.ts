@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app.js';
-import { receiveResults, sealOf } from '../../cluster/transfer/receive-results.js';
+import { receiveResults, uploadOf } from '../../cluster/transfer/receive-results.js';
 import { CLUSTER_PREFIX, nodeCredential, RESULTS_TYPE, SHA256_HEADER } from '../../cluster/transfer/protocol.js';
 import { runsSampleFile } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
@@ -26,7 +26,7 @@ export async function clusterTransferRoutes(app: FastifyInstance, ctx: AppContex
     scope.put(`${CLUSTER_PREFIX}/tasks/${INT('task_id')}/results`, async (request, reply) => {
       const taskId = idParam(request, 'task_id');
       try {
-        const extracted = await receiveResults(ctx, store, taskId, request.raw, sealOf(request.headers));
+        const extracted = await receiveResults(ctx, store, taskId, request.raw, uploadOf(request.headers));
         return { message: `The results of task ${taskId} are stored`, ...extracted };
       } catch (error) {
         abandonBody(request, reply);

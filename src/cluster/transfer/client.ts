@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,13 +10,15 @@ import { invalidInput, unavailable } from '../../errors.js';
 import type { StorageLayout } from '../../storage/layout.js';
 import { tarFolder } from '../../storage/tar-stream.js';
 import { removeFile, writeHashedFile } from '../../storage/upload.js';
-import { LENGTH_HEADER, nodeCredential, RESULTS_TYPE, resultsPath, samplePath, SHA256_HEADER } from './protocol.js';
+import { LENGTH_HEADER, NODE_HEADER, nodeCredential, RESULTS_TYPE, resultsPath, samplePath, SHA256_HEADER } from './protocol.js';
 import { remoteFailure, type RetryPolicy, withRetries } from './retry.js';
 
 export interface TransferSettings {
   /** The main node's API, e.g. http://main:8090. */
   mainUrl: string;
   credential: string;
+  /** This node's name, sent with uploads. */
+  nodeName: string;
   layout: StorageLayout;
   /** Largest sample accepted (api.upload_limit). */
   sampleLimit: number;
@@ -52,6 +55,8 @@ export class TransferClient {
     return new TransferClient({
       mainUrl: cluster.main_url.replace(/\/+$/, ''),
       credential: nodeCredential(ctx.config),
+      // As cluster/node-identity.ts names this node (cluster.node_name, else the host's name).
+      nodeName: cluster.node_name || hostname(),
       layout: ctx.layout,
       sampleLimit: api.upload_limit,
       retry: { attempts: cluster.transfer_attempts, backoffMs: cluster.transfer_backoff_seconds * 1000, log: ctx.log },
@@ -124,7 +129,7 @@ export class TransferClient {
   private async put(taskId: number, spool: Spool, attempt: number): Promise<UploadReceipt> {
     const response = await this.request(resultsPath(taskId), {
       method: 'PUT',
-      headers: { 'content-type': RESULTS_TYPE, [LENGTH_HEADER]: String(spool.length), [SHA256_HEADER]: spool.sha256 },
+      headers: { 'content-type': RESULTS_TYPE, [NODE_HEADER]: this.settings.nodeName, [LENGTH_HEADER]: String(spool.length), [SHA256_HEADER]: spool.sha256 },
       body: Readable.toWeb(createReadStream(spool.path)) as ReadableStream<Uint8Array>,
       duplex: 'half',
     });

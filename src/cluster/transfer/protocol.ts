@@ -16,6 +16,8 @@ export const SHA256_HEADER = 'x-nestbox-sha256';
 /** The results archive's length in bytes: the main node refuses an archive over its limit before reading it. */
 export const LENGTH_HEADER = 'x-nestbox-length';
 export const RESULTS_TYPE = 'application/x-tar';
+/** The uploading node's name: results are taken only from the node that holds the task (tasks.node). */
+export const NODE_HEADER = 'x-nestbox-node';
 
 /** What nodes present to each other as `Authorization: Bearer`: cluster.node_token, else api.token. */
 export function nodeCredential(config: Config): string {

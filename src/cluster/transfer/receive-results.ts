@@ -8,7 +8,7 @@ import { runsSampleFile, type TaskRow } from '../../db/schema.js';
 import { conflict, invalidInput, notFound, tooLarge } from '../../errors.js';
 import type { ResultStore } from '../../storage/result-store.js';
 import { type ExtractedTar, extractTar } from '../../storage/tar-extract.js';
-import { LENGTH_HEADER, SHA256_HEADER } from './protocol.js';
+import { LENGTH_HEADER, NODE_HEADER, SHA256_HEADER } from './protocol.js';
 
 /**
  * The main node's side of a results upload: a worker's task folder arrives as a tar archive, announced
@@ -22,8 +22,18 @@ export interface ResultsSeal {
   sha256: string;
 }
 
+/** Who sends an upload and what it promises, from the request headers. */
+export interface ResultsUpload extends ResultsSeal {
+  /** The sending node's name ('' when not given). */
+  node: string;
+}
+
+export function uploadOf(headers: IncomingHttpHeaders): ResultsUpload {
+  return { ...sealOf(headers), node: String(headers[NODE_HEADER] ?? '') };
+}
+
 /** The seal a worker sends with its upload, from the request headers. */
-export function sealOf(headers: IncomingHttpHeaders): ResultsSeal {
+function sealOf(headers: IncomingHttpHeaders): ResultsSeal {
   const length = Number(headers[LENGTH_HEADER]);
   const sha256 = String(headers[SHA256_HEADER] ?? '').toLowerCase();
   if (!Number.isSafeInteger(length) || length < 0 || !/^[0-9a-f]{64}$/.test(sha256)) {
@@ -38,9 +48,9 @@ export async function receiveResults(
   store: ResultStore,
   taskId: number,
   body: AsyncIterable<Uint8Array>,
-  seal: ResultsSeal,
+  seal: ResultsUpload,
 ): Promise<ExtractedTar> {
-  const task = await uploadableTask(ctx, taskId);
+  const task = await uploadableTask(ctx, taskId, seal.node);
   const { results_limit: limit, results_max_entries: maxEntries } = ctx.config.cluster;
   if (seal.length > limit) throw tooLarge(`The results of ${seal.length} bytes are larger than the limit of ${limit} bytes (cluster.results_limit)`);
   let extracted: ExtractedTar | undefined;
@@ -53,14 +63,20 @@ export async function receiveResults(
   return extracted!;
 }
 
-/** Results are taken for a task a worker has analysed and is processing; a requeued task's are stale. */
-async function uploadableTask(ctx: AppContext, taskId: number): Promise<TaskRow> {
+/**
+ * Results are taken for a task a worker has analysed and is processing, from the node that holds it: a
+ * requeued task's, or another node's after a lease expired, are stale.
+ */
+async function uploadableTask(ctx: AppContext, taskId: number, node: string): Promise<TaskRow> {
   const task = await ctx.stores.tasks.get(taskId);
   if (!task) throw notFound(`Task ${taskId} not found`, { context: { taskId } });
   if (task.status !== 'completed') {
     throw conflict(`Task ${taskId} is ${task.status}; results are taken while it is completed and being processed`, {
       context: { taskId, status: task.status },
     });
+  }
+  if (task.node !== null && task.node !== node) {
+    throw conflict(`Task ${taskId} is held by node ${task.node}, not by ${node || 'an unnamed node'}`, { context: { taskId, holder: task.node, node } });
   }
   return task;
 }
