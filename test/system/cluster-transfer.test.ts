@@ -152,7 +152,12 @@ describe('cluster transfer between a worker and the main node', () => {
   it('hands a processed task folder to the main node, which serves it with its usual endpoints', async () => {
     const id = await completedTask();
     const folder = await workerFolder(id);
+    const pcapSent = readFileSync(join(folder, 'dump.pcap'));
+    const shotSent = readFileSync(join(folder, 'shots', '0001.jpg'));
     await processTask(worker, id);
+    assert.ok(!existsSync(folder), 'the worker keeps no copy once the main node has the results');
+    assert.ok(!existsSync(join(worker.layout.tmp, 'cluster-samples', String(id))));
+    assert.ok(existsSync(worker.layout.binary(sha256(SAMPLE))), 'the sample stays for later tasks');
 
     const { body: view } = await main.json<{ task: { status: string; errors: string[] } }>(`/tasks/view/${id}`);
     assert.equal(view.task.status, 'reported', view.task.errors.join('; '));
@@ -162,10 +167,10 @@ describe('cluster transfer between a worker and the main node', () => {
     assert.equal(report.target.file.sha256, sha256(SAMPLE));
     const pcap = await main.fetch(`/pcap/get/${id}`);
     assert.equal(pcap.status, 200);
-    assert.deepEqual(Buffer.from(await pcap.arrayBuffer()), readFileSync(join(folder, 'dump.pcap')));
+    assert.deepEqual(Buffer.from(await pcap.arrayBuffer()), pcapSent);
     const shot = await main.fetch(`/tasks/screenshots/${id}/0001`);
     assert.equal(shot.status, 200);
-    assert.deepEqual(Buffer.from(await shot.arrayBuffer()), readFileSync(join(folder, 'shots', '0001.jpg')));
+    assert.deepEqual(Buffer.from(await shot.arrayBuffer()), shotSent);
     const all = await main.fetch(`/tasks/report/${id}/all`);
     assert.equal(all.status, 200);
     assert.ok((await all.arrayBuffer()).byteLength > 0);
@@ -193,6 +198,7 @@ describe('cluster transfer between a worker and the main node', () => {
       assert.match(body.task.errors.join('\n'), /Handing the results to the main node failed/);
       assert.equal(lines.filter((line) => line.includes('failed; retrying')).length, 1, 'two attempts, one retry');
       assert.ok(!existsSync(mainFolder(id)));
+      assert.ok(existsSync(cut.layout.analysis(id).pcap), 'the worker keeps results it could not hand over');
     } finally {
       await cut.close();
       rmSync(home, { recursive: true, force: true });

@@ -29,10 +29,16 @@ export async function beforeRun(ctx: AppContext, task: TaskRow): Promise<TaskRow
   return { ...task, target };
 }
 
-/** Sends the processed task folder to the main node; throws when every attempt failed. */
+/**
+ * Sends the processed task folder to the main node; throws when every attempt failed. Once the main
+ * node has it, the worker's copy goes (and the local target with it), so workers' disks do not fill
+ * up with results nobody reads there. Samples stay in storage/binaries for later tasks.
+ */
 export async function afterProcessing(ctx: AppContext, taskId: number): Promise<void> {
-  const receipt = await TransferClient.fromContext(ctx).uploadResults(taskId, ctx.layout.analysis(taskId).dir);
+  const folder = ctx.layout.analysis(taskId).dir;
+  const receipt = await TransferClient.fromContext(ctx).uploadResults(taskId, folder);
   ctx.log.info({ task: taskId, ...receipt }, 'results handed over to the main node');
+  await rm(folder, { recursive: true, force: true });
   await rm(localTargetFolder(ctx, taskId), { recursive: true, force: true });
 }
 
