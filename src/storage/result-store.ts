@@ -30,6 +30,8 @@ export interface ResultStore {
  */
 export class LocalResultStore implements ResultStore {
   readonly incoming: string;
+  /** The replacement under way per task: two uploads of one task (a retry racing a slow first try) take turns. */
+  private readonly replacing = new Map<number, Promise<void>>();
 
   constructor(private readonly layout: StorageLayout) {
     this.incoming = join(layout.root, '.incoming');
@@ -40,7 +42,7 @@ export class LocalResultStore implements ResultStore {
     const staging = await mkdtemp(join(this.incoming, `${taskId}-`));
     try {
       await fill(staging);
-      await this.replace(taskId, staging);
+      await this.replaceInTurn(taskId, staging);
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
       throw error;
@@ -91,6 +93,16 @@ export class LocalResultStore implements ResultStore {
 
   private folder(taskId: number): string {
     return this.layout.analysis(taskId).dir;
+  }
+
+  private async replaceInTurn(taskId: number, staging: string): Promise<void> {
+    const turn = (this.replacing.get(taskId) ?? Promise.resolve()).catch(() => undefined).then(() => this.replace(taskId, staging));
+    this.replacing.set(taskId, turn);
+    try {
+      await turn;
+    } finally {
+      if (this.replacing.get(taskId) === turn) this.replacing.delete(taskId);
+    }
   }
 
   /**

@@ -36,6 +36,15 @@ describe('local result store', () => {
     assert.deepEqual(readdirSync(store.incoming), []);
   });
 
+  it('takes concurrent puts of one task in turn: one of them whole, nothing left over', async () => {
+    await store.put(7, fillWith('earlier'));
+    const texts = ['a', 'b', 'c', 'd'];
+    await Promise.all(texts.map((text) => store.put(7, fillWith(text))));
+    assert.ok(texts.includes(readFileSync(report(7), 'utf8')));
+    assert.deepEqual(await store.list(7), ['dump.pcap', 'reports/report.json']);
+    assert.deepEqual(readdirSync(store.incoming), []);
+  });
+
   it('keeps the earlier results, and nothing of the new ones, when filling fails', async () => {
     await store.put(2, fillWith('kept'));
     await assert.rejects(
