@@ -139,6 +139,14 @@ export const configSchema = z.strictObject({
       heartbeat_seconds: z.number().positive().default(5),
       /** Seconds a node holds its tasks and machines after its last heartbeat; then others requeue them. */
       lease_seconds: z.number().positive().default(30),
+      /** Largest task folder a worker may upload to the main node, in bytes (the archive as sent). */
+      results_limit: z.number().int().positive().default(1024 ** 3 * 16),
+      /** Files and folders one uploaded task folder may hold. */
+      results_max_entries: z.number().int().positive().default(200_000),
+      /** Attempts a worker makes to fetch a sample or upload results before the task fails. */
+      transfer_attempts: z.number().int().min(1).default(5),
+      /** Seconds before the first retry of a transfer; each further retry waits twice as long. */
+      transfer_backoff_seconds: z.number().nonnegative().default(1),
     })
     .prefault({}),
   machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),

@@ -59,6 +59,10 @@ cluster:                     # several hosts on one PostgreSQL database (README:
   node_token: ""             # what nodes present to each other; "" = api.token
   heartbeat_seconds: 5
   lease_seconds: 30          # a node silent this long loses its tasks (requeued) and machines
+  results_limit: 17179869184 # largest task folder a worker may upload to the main node, in bytes
+  results_max_entries: 200000 # files and folders one uploaded task folder may hold
+  transfer_attempts: 5       # tries of a sample download or results upload before the task fails
+  transfer_backoff_seconds: 1 # wait before the first retry; doubled for each further one
 
 machines:                    # analysis machines; kind linux needs no VM image
   - name: linux1

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app.js';
 import { invalidInput, tooLarge } from '../../errors.js';
 import { removeFile, saveFilePart } from '../../storage/upload.js';
+import { abandonBody } from '../abandon-body.js';
 import { RequestBudget } from '../request-budget.js';
 import { type StagedFile, TaskCreation } from '../../tasks/create.js';
 import { FormFields, parseBoolean, parseTaskParams, parseUrl, uploadBaseName } from '../form-fields.js';
@@ -161,14 +162,4 @@ function bodyFields(request: FastifyRequest): FormFields {
 function contentLength(request: FastifyRequest): number | undefined {
   const length = Number(request.headers['content-length']);
   return Number.isSafeInteger(length) ? length : undefined;
-}
-
-/**
- * After a failure part-way through an upload, the rest of the body is read and dropped and the
- * connection closes after the answer, so the client gets the error instead of a stalled upload.
- */
-function abandonBody(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.raw.complete) return;
-  reply.header('connection', 'close');
-  request.raw.resume();
 }
