@@ -139,6 +139,11 @@ export const configSchema = z.strictObject({
       heartbeat_seconds: z.number().positive().default(5),
       /** Seconds a node holds its tasks and machines after its last heartbeat; then others requeue them. */
       lease_seconds: z.number().positive().default(30),
+      /**
+       * Seconds between two looks of the main node at the remote nodes added through the distributed API
+       * (POST /api/node): tasks handed to them, their progress, their /cuckoo/status. No remote node: no look.
+       */
+      remote_poll_seconds: z.number().positive().default(10),
     })
     .prefault({}),
   machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),

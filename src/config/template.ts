@@ -59,6 +59,7 @@ cluster:                     # several hosts on one PostgreSQL database (README:
   node_token: ""             # what nodes present to each other; "" = api.token
   heartbeat_seconds: 5
   lease_seconds: 30          # a node silent this long loses its tasks (requeued) and machines
+  remote_poll_seconds: 10    # main node: how often remote nodes added by POST /api/node are looked at
 
 machines:                    # analysis machines; kind linux needs no VM image
   - name: linux1
