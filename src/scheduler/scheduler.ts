@@ -65,7 +65,7 @@ export class Scheduler {
   /** Tasks a crash left running go back to the queue (or fail, by configuration); no machine stays locked. */
   async recover(): Promise<void> {
     const { stores, config, log } = this.ctx;
-    const orphans = await stores.tasks.list({ status: 'running' });
+    const orphans = (await stores.tasks.list({ status: 'running' })).filter((task) => !this.pinnedElsewhere(task));
     for (const task of orphans) {
       if (config.tasks.reschedule_on_crash) {
         await stores.tasks.transition(task.id, ['running'], 'pending', { started_on: null });
@@ -89,6 +89,7 @@ export class Scheduler {
     const pending = await this.ctx.stores.tasks.queue(100);
     for (const task of pending) {
       if (this.shutdown.signal.aborted) return;
+      if (this.pinnedElsewhere(task)) continue;
       const wish = wishOf(task);
       if (!machines.some((machine) => machineFits(machine, wish))) {
         await this.failUnrunnable(task, `No configured machine matches ${describeWish(wish)}`);
@@ -99,6 +100,14 @@ export class Scheduler {
       const [machine] = free.splice(index, 1) as [MachineRow];
       await this.claimAndRun(task, machine);
     }
+  }
+
+  /**
+   * A task pinned to (or held by) another node is that node's: a remote node added through Cuckoo's
+   * distributed API (the main node hands it over, cluster/remote/), or another nestbox node.
+   */
+  private pinnedElsewhere(task: TaskRow): boolean {
+    return task.node !== null && task.node !== (this.ctx.config.cluster.node_name || hostname());
   }
 
   private async failUnrunnable(task: TaskRow, reason: string): Promise<void> {
