@@ -205,6 +205,40 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
     assertError(await call('GET', `/api/pcap/${id}`), 404, 'Task files has been deleted');
   });
 
+  it('sends a task only a remote node\'s machines fit there, and fails it with the node\'s reason', async () => {
+    // No node named: no machine of the cluster has the tag "far", the remote node's machine has.
+    const created = await call('POST', '/api/task', form({ tags: 'far', package: 'no-such-package', timeout: '5' }, [['file', 'bad.sh', SAMPLE]]));
+    assert.equal(created.status, 200, created.text);
+    const id: number = created.body.task_id;
+    assert.equal((await main.db.selectFrom('tasks').select('node').where('id', '=', id).executeTakeFirstOrThrow()).node, 'remote');
+    const deadline = Date.now() + 120_000;
+    while ((await distStatus(id)) !== 'finished') {
+      assert.ok(Date.now() < deadline, `task ${id} is still ${await distStatus(id)}`);
+      await sleep(300);
+    }
+    const { body: view } = await main.json(`/tasks/view/${id}`);
+    assert.equal(view.task.status, 'failed_analysis');
+    assert.match(view.task.errors.join('\n'), /node remote.*no-such-package/is);
+    assertError(await call('GET', `/api/report/${id}`), 404, 'Report format not found');
+  });
+
+  it('keeps a task for a node that does not answer, and hands it over once the node is back', async () => {
+    assert.deepEqual((await call('PUT', '/api/node/remote', new URLSearchParams({ url: 'http://127.0.0.1:1/' }))).body, { success: true });
+    const created = await call('POST', '/api/task', form({ node: 'remote', timeout: '5' }, [['file', 'later.sh', SAMPLE]]));
+    assert.equal(created.status, 200, created.text);
+    const id: number = created.body.task_id;
+    await sleep(1200);
+    assert.equal(await distStatus(id), 'assigned');
+    assert.deepEqual((await main.json(`/tasks/view/${id}`)).body.task.errors, []);
+    assert.deepEqual((await call('PUT', '/api/node/remote', form({ url: remote.url }))).body, { success: true });
+    const deadline = Date.now() + 120_000;
+    while ((await distStatus(id)) !== 'finished') {
+      assert.ok(Date.now() < deadline, `task ${id} is still ${await distStatus(id)}`);
+      await sleep(300);
+    }
+    assert.equal((await main.json(`/tasks/view/${id}`)).body.task.status, 'reported');
+  });
+
   it('asks for the main node\'s token like every other route', async () => {
     const response = await fetch(`${main.url}/api/node`);
     assert.equal(response.status, 401);
