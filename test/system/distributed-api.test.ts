@@ -114,6 +114,9 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
     assert.equal((await call('GET', '/api/node/worker-b')).body.nodes['worker-b'].enabled, false);
     assert.deepEqual((await call('PUT', '/api/node/worker-b', new URLSearchParams({ enabled: '1' }))).body, { success: true });
     assertError(await call('DELETE', '/api/node/nobody'), 404, 'No such node');
+    assert.deepEqual((await call('PUT', '/api/node/remote', new URLSearchParams({ token: 'stale' }))).body, { success: true });
+    assertError(await call('POST', '/api/node/remote/refresh'), 404, /^Error connecting to Cuckoo node: .*401/);
+    assert.deepEqual((await call('PUT', '/api/node/remote', new URLSearchParams({ token: REMOTE_TOKEN }))).body, { success: true });
     const refreshed = await call('POST', '/api/node/remote/refresh');
     assert.equal(refreshed.status, 200, refreshed.text);
     assert.deepEqual(refreshed.body.machines.map((m: any) => m.name), ['remote1']);

@@ -158,8 +158,9 @@ function creationForm(task: TaskRow): FormData {
     tags: decodeList(task.tags).join(','),
     custom: task.custom,
     owner: task.owner,
-    memory: task.memory === 1 ? '1' : '0',
-    enforce_timeout: task.enforce_timeout === 1 ? '1' : '0',
+    // Only when true: Cuckoo's create/url takes any value given, "0" too, as true (cuckoo-compat §2.2).
+    memory: task.memory === 1 ? '1' : '',
+    enforce_timeout: task.enforce_timeout === 1 ? '1' : '',
     clock: cuckooClock(task.clock),
   };
   for (const [name, value] of Object.entries(fields)) if (value !== '') form.append(name, value);

@@ -98,8 +98,10 @@ async function updateNode(ctx: AppContext, request: FastifyRequest, fields: Form
   const url = addressOf(fields);
   // Cuckoo reads `enabled` as an integer (a 500 for anything else); any integer but 0 enables.
   const enabled = parseInteger(fields, 'enabled', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-  if (node.role !== 'remote' && ((name !== undefined && name !== node.name) || url !== undefined)) {
-    throw invalidInput(`Node ${node.name} is a nestbox node of this cluster: it registers its own name and address itself`);
+  // Not in Cuckoo (its master sends no token): a remote node's new token, when it changes its own.
+  const token = fields.get('token');
+  if (node.role !== 'remote' && ((name !== undefined && name !== node.name) || url !== undefined || token !== undefined)) {
+    throw invalidInput(`Node ${node.name} is a nestbox node of this cluster: it registers its own name and address, and uses the cluster's credential`);
   }
   if (name !== undefined && name !== node.name) {
     checkName(name);
@@ -108,6 +110,7 @@ async function updateNode(ctx: AppContext, request: FastifyRequest, fields: Form
   }
   await ctx.stores.distributedNodes.update(name ?? node.name, {
     ...(url === undefined ? {} : { url }),
+    ...(token === undefined ? {} : { token }),
     ...(enabled === undefined ? {} : { enabled: enabled === 0 ? 0 : 1 }),
   });
   wakeRemoteNodes(ctx);
