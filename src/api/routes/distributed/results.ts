@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../app.js';
 import type { TaskRow } from '../../../db/schema.js';
 import { notFinished, notFound } from '../../../errors.js';
@@ -31,7 +31,7 @@ export function resultRoutes(r: Registrar, ctx: AppContext): void {
   });
 }
 
-async function sendReport(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof sendFile>[0], format: string) {
+async function sendReport(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, format: string) {
   const task = await finishedTask(ctx, request, 'Task report has been deleted');
   const reports = ctx.layout.analysis(task.id).reports;
   return sendFile(reply, fileIn(reports, `report.${format}`), REPORT_TYPES.get(format) ?? 'application/octet-stream', 'Report format not found');
