@@ -86,10 +86,9 @@ export class Scheduler {
   private async tick(): Promise<void> {
     const machines = await this.ctx.stores.machines.list();
     const free = machines.filter((machine) => machine.locked === 0);
-    const pending = await this.ctx.stores.tasks.queue(100);
+    const pending = await this.ctx.stores.tasks.queue(100, this.nodeName());
     for (const task of pending) {
       if (this.shutdown.signal.aborted) return;
-      if (this.pinnedElsewhere(task)) continue;
       const wish = wishOf(task);
       if (!machines.some((machine) => machineFits(machine, wish))) {
         await this.failUnrunnable(task, `No configured machine matches ${describeWish(wish)}`);
@@ -103,11 +102,17 @@ export class Scheduler {
   }
 
   /**
-   * A task pinned to (or held by) another node is that node's: a remote node added through Cuckoo's
-   * distributed API (the main node hands it over, cluster/remote/), or another nestbox node.
+   * A task pinned to (or held by) another node is that node's (the queue leaves such tasks out too): a
+   * remote node added through Cuckoo's distributed API (the main node hands it over, cluster/remote/),
+   * or another nestbox node.
    */
   private pinnedElsewhere(task: TaskRow): boolean {
-    return task.node !== null && task.node !== (this.ctx.config.cluster.node_name || hostname());
+    return task.node !== null && task.node !== this.nodeName();
+  }
+
+  /** This node's name in the cluster (cluster.node_name, or the host's name). */
+  private nodeName(): string {
+    return this.ctx.config.cluster.node_name || hostname();
   }
 
   private async failUnrunnable(task: TaskRow, reason: string): Promise<void> {

@@ -53,6 +53,15 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       for (const id of [free, pinned, done]) await stores.tasks.delete(id);
     });
 
+    it('queues for a node only the tasks no node is pinned to and those pinned to it', async () => {
+      const free = await stores.tasks.insert(taskRow());
+      const mine = await stores.tasks.insert({ ...taskRow({ priority: 2 }), node: 'me' });
+      const theirs = await stores.tasks.insert({ ...taskRow({ priority: 3 }), node: 'them' });
+      assert.deepEqual((await stores.tasks.queue(10, 'me')).map((task) => task.id), [mine, free]);
+      assert.deepEqual((await stores.tasks.queue(10)).map((task) => task.id), [theirs, mine, free]);
+      for (const id of [free, mine, theirs]) await stores.tasks.delete(id);
+    });
+
     it('counts tasks by status, priority and day', async () => {
       await stores.tasks.insert(taskRow({ added_on: '2020-01-01T00:00:00.000Z' }));
       await stores.tasks.insert(taskRow({ added_on: '2030-01-01T00:00:00.000Z', priority: 2 }));
