@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
+import { RemoteNodeDriver } from './cluster/remote/driver.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 import { startSearchBackfill } from './search/backfill.js';
 import { registerWeb } from './web/index.js';
@@ -28,10 +29,14 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
   const scheduler = options.engine === false ? undefined : await createScheduler(ctx, options.pollMs);
   await scheduler?.start();
   const backfill = startSearchBackfill(ctx);
+  // The main node (or a single host) drives the remote nodes added through Cuckoo's distributed API.
+  const remoteNodes = ctx.config.cluster.role === 'worker' ? undefined : new RemoteNodeDriver(ctx);
+  remoteNodes?.start();
   return {
     app,
     scheduler,
     async close() {
+      await remoteNodes?.stop();
       await scheduler?.stop();
       await backfill.stop();
       await app.close();

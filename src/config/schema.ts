@@ -147,6 +147,11 @@ export const configSchema = z.strictObject({
       transfer_attempts: z.number().int().min(1).default(5),
       /** Seconds before the first retry of a transfer; each further retry waits twice as long. */
       transfer_backoff_seconds: z.number().nonnegative().default(1),
+      /**
+       * Seconds between two looks of the main node at the remote nodes added through the distributed API
+       * (POST /api/node): tasks handed to them, their progress, their /cuckoo/status. No remote node: no look.
+       */
+      remote_poll_seconds: z.number().positive().default(10),
     })
     .prefault({}),
   machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),

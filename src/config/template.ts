@@ -63,6 +63,7 @@ cluster:                     # several hosts on one PostgreSQL database (README:
   results_max_entries: 200000 # files and folders one uploaded task folder may hold
   transfer_attempts: 5       # tries of a sample download or results upload before the task fails
   transfer_backoff_seconds: 1 # wait before the first retry; doubled for each further one
+  remote_poll_seconds: 10    # main node: how often remote nodes added by POST /api/node are looked at
 
 machines:                    # analysis machines; kind linux needs no VM image
   - name: linux1

@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
+import { DistributedNodeStore } from './distributed-nodes.js';
+import { DistributedTaskStore } from './distributed-tasks.js';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
@@ -25,6 +27,9 @@ export interface Stores {
   guests: GuestStore;
   /** The search index over reported analyses. */
   search: SearchStore;
+  /** Cuckoo's distributed API and the remote nodes it adds. */
+  distributedNodes: DistributedNodeStore;
+  distributedTasks: DistributedTaskStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -37,5 +42,7 @@ export function createStores(db: Kysely<Database>): Stores {
     submissions: new SubmissionStore(db),
     guests: new GuestStore(db),
     search: new SearchStore(db),
+    distributedNodes: new DistributedNodeStore(db),
+    distributedTasks: new DistributedTaskStore(db),
   };
 }

@@ -48,12 +48,16 @@ export class TaskStore {
     return query.execute();
   }
 
-  /** Pending tasks in the order they should run: higher priority first, then oldest. */
-  async queue(limit: number): Promise<TaskRow[]> {
+  /**
+   * Pending tasks in the order they should run: higher priority first, then oldest. With `node`, only
+   * those no node is pinned to or pinned to that one, so tasks waiting for other nodes never fill the page.
+   */
+  async queue(limit: number, node?: string): Promise<TaskRow[]> {
     return this.db
       .selectFrom('tasks')
       .selectAll()
       .where('status', '=', 'pending')
+      .$if(node !== undefined, (query) => query.where((eb) => eb.or([eb('node', 'is', null), eb('node', '=', node!)])))
       .orderBy('priority', 'desc')
       .orderBy('added_on')
       .orderBy('id')

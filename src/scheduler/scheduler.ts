@@ -65,7 +65,7 @@ export class Scheduler {
   /** Tasks a crash left running go back to the queue (or fail, by configuration); no machine stays locked. */
   async recover(): Promise<void> {
     const { stores, config, log } = this.ctx;
-    const orphans = await stores.tasks.list({ status: 'running' });
+    const orphans = (await stores.tasks.list({ status: 'running' })).filter((task) => !this.pinnedElsewhere(task));
     for (const task of orphans) {
       if (config.tasks.reschedule_on_crash) {
         await stores.tasks.transition(task.id, ['running'], 'pending', { started_on: null });
@@ -86,7 +86,7 @@ export class Scheduler {
   private async tick(): Promise<void> {
     const machines = await this.ctx.stores.machines.list();
     const free = machines.filter((machine) => machine.locked === 0);
-    const pending = await this.ctx.stores.tasks.queue(100);
+    const pending = await this.ctx.stores.tasks.queue(100, this.nodeName());
     for (const task of pending) {
       if (this.shutdown.signal.aborted) return;
       const wish = wishOf(task);
@@ -99,6 +99,20 @@ export class Scheduler {
       const [machine] = free.splice(index, 1) as [MachineRow];
       await this.claimAndRun(task, machine);
     }
+  }
+
+  /**
+   * A task pinned to (or held by) another node is that node's (the queue leaves such tasks out too): a
+   * remote node added through Cuckoo's distributed API (the main node hands it over, cluster/remote/),
+   * or another nestbox node.
+   */
+  private pinnedElsewhere(task: TaskRow): boolean {
+    return task.node !== null && task.node !== this.nodeName();
+  }
+
+  /** This node's name in the cluster (cluster.node_name, or the host's name). */
+  private nodeName(): string {
+    return this.ctx.config.cluster.node_name || hostname();
   }
 
   private async failUnrunnable(task: TaskRow, reason: string): Promise<void> {

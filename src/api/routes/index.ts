@@ -3,6 +3,7 @@ import type { AppContext } from '../../app.js';
 import { Registrar } from './registrar.js';
 import { artifactRoutes } from './artifacts.js';
 import { clusterTransferRoutes } from './cluster-transfer.js';
+import { distributedRoutes } from './distributed/index.js';
 import { machineRoutes } from './machines.js';
 import { reportRoutes } from './reports.js';
 import { serviceRoutes, type ServiceRouteOptions } from './service.js';
@@ -21,4 +22,5 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, opti
   serviceRoutes(r, ctx, options);
   await taskCreationRoutes(app, ctx);
   await clusterTransferRoutes(app, ctx);
+  await distributedRoutes(app, ctx);
 }

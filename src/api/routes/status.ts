@@ -33,7 +33,8 @@ export async function serverStatus(ctx: AppContext) {
   };
 }
 
-async function diskSpace(dirs: Record<string, string>) {
+/** Total, free and used bytes of the file system of each folder. */
+export async function diskSpace(dirs: Record<string, string>) {
   const result: Record<string, { total: number; free: number; used: number }> = {};
   for (const [key, dir] of Object.entries(dirs)) {
     try {

@@ -25,13 +25,7 @@ const HELD_UPLOAD = 64 * 1024;
 export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   // A scope of its own, so that only these routes read multipart and urlencoded bodies.
   await app.register(async (scope) => {
-    await scope.register(multipart, {
-      preservePath: true,
-      limits: { fileSize: ctx.config.api.upload_limit, fieldSize: FIELD_LIMIT, files: 1000, parts: 2000 },
-    });
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-      done(null, FormFields.fromQueryString(body as string));
-    });
+    await registerFormParsers(scope, ctx);
     const creation = new TaskCreation(ctx);
     const r = new Registrar(scope);
     r.post('/tasks/create/file', (request, reply) => createFile(ctx, creation, request, reply), { v1: true });
@@ -40,14 +34,22 @@ export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext):
   });
 }
 
+/**
+ * Lets a scope read multipart forms (files streamed to disk by withForm) and urlencoded ones. The task
+ * creation routes and Cuckoo's distributed API (routes/distributed/) read their forms this way.
+ */
+export async function registerFormParsers(scope: FastifyInstance, ctx: AppContext): Promise<void> {
+  await scope.register(multipart, {
+    preservePath: true,
+    limits: { fileSize: ctx.config.api.upload_limit, fieldSize: FIELD_LIMIT, files: 1000, parts: 2000 },
+  });
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, FormFields.fromQueryString(body as string));
+  });
+}
+
 async function createFile(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  const limit = ctx.config.api.upload_limit;
-  const length = Number(request.headers['content-length']);
-  if (Number.isFinite(length) && length > limit + FORM_ALLOWANCE) {
-    abandonBody(request, reply);
-    throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
-  }
-  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1, holdUpTo: HELD_UPLOAD }, async (form) => {
+  return withFileForm(ctx, request, reply, async (form) => {
     const file = form.files[0];
     if (!file) throw invalidInput('No file has been given: send it as the multipart file part "file"');
     const params = parseTaskParams(form.fields, ctx.config);
@@ -56,8 +58,24 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
   });
 }
 
+/** A form with at most one file, in the part `file` (POST /tasks/create/file, POST /api/task). */
+export async function withFileForm<T>(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, use: (form: ReceivedForm) => Promise<T>): Promise<T> {
+  const limit = ctx.config.api.upload_limit;
+  const length = Number(request.headers['content-length']);
+  if (Number.isFinite(length) && length > limit + FORM_ALLOWANCE) {
+    abandonBody(request, reply);
+    throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
+  }
+  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1, holdUpTo: HELD_UPLOAD }, use);
+}
+
+/** A form of fields only (file parts are read and dropped). */
+export async function withFieldForm<T>(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, use: (fields: FormFields) => Promise<T>): Promise<T> {
+  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0, holdUpTo: 0 }, (form) => use(form.fields));
+}
+
 async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0, holdUpTo: 0 }, async ({ fields }) => {
+  return withFieldForm(ctx, request, reply, async (fields) => {
     const url = parseUrl(fields);
     return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
   });
@@ -78,7 +96,7 @@ interface ReceivedFile extends StagedFile {
   field: string;
 }
 
-interface ReceivedForm {
+export interface ReceivedForm {
   fields: FormFields;
   files: ReceivedFile[];
 }
