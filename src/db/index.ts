@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { ClusterViewStore } from './cluster-view.js';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
@@ -25,6 +26,8 @@ export interface Stores {
   guests: GuestStore;
   /** The search index over reported analyses. */
   search: SearchStore;
+  /** The nodes, their machines and running tasks, as the status views show them. */
+  clusterView: ClusterViewStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -37,5 +40,6 @@ export function createStores(db: Kysely<Database>): Stores {
     submissions: new SubmissionStore(db),
     guests: new GuestStore(db),
     search: new SearchStore(db),
+    clusterView: new ClusterViewStore(db),
   };
 }
