@@ -2,21 +2,8 @@ import { hostname } from 'node:os';
 import type { AppContext } from '../app.js';
 import type { Config } from '../config/schema.js';
 import type { MachineCount, ShownNode } from '../db/cluster-view.js';
+import type { NodeStatus } from './node-status.js';
 import { formatCuckooDate } from '../util/time.js';
-
-/** One node as /cuckoo/status, `nestbox status` and the dashboard show it. */
-export interface NodeStatus {
-  name: string;
-  role: string;
-  enabled: boolean;
-  /** Holds a lease (a remote node: is enabled); only live nodes' machines count as the cluster's. */
-  live: boolean;
-  heartbeat_on: string | null;
-  /** Whole seconds since the last heartbeat; null before the first. */
-  heartbeat_age: number | null;
-  machines: MachineCount;
-  tasks: { running: number };
-}
 
 export interface ClusterStatus {
   nodes: NodeStatus[];

@@ -1,4 +1,4 @@
-import type { NodeStatus } from '../api/cluster-status.js';
+import { formatAge, nodeState, type NodeStatus } from '../api/node-status.js';
 
 /** The parts of /cuckoo/status that `nestbox status` prints. */
 export interface StatusAnswer {
@@ -26,17 +26,8 @@ export function statusText(status: StatusAnswer): string {
 }
 
 function nodeCells(node: NodeStatus): string[] {
-  const state = !node.enabled ? 'disabled' : node.live ? 'live' : 'down';
-  const heartbeat = node.heartbeat_age === null ? '-' : `${age(node.heartbeat_age)} ago`;
-  return [node.name, node.role, state, heartbeat, `${node.machines.available}/${node.machines.total} free`, String(node.tasks.running)];
-}
-
-/** Seconds as the largest whole unit that fits: 42s, 3m, 5h, 2d. */
-export function age(seconds: number): string {
-  if (seconds < 120) return `${seconds}s`;
-  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 172_800) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86_400)}d`;
+  const heartbeat = node.heartbeat_age === null ? '-' : `${formatAge(node.heartbeat_age)} ago`;
+  return [node.name, node.role, nodeState(node), heartbeat, `${node.machines.available}/${node.machines.total} free`, String(node.tasks.running)];
 }
 
 function table(rows: string[][]): string[] {

@@ -4,9 +4,9 @@ import type { Insertable } from 'kysely';
 import type { NodesTable } from '../../src/db/schema.js';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { machineOf, secondsAgo as ago } from '../helpers/cluster-rows.js';
 import { taskRow } from '../helpers/tasks.js';
 
-const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 const SECRET = 'remote-token-never-shown';
 
 /**
@@ -18,11 +18,7 @@ for (const database of ['sqlite', 'postgres'] as const) describe(`cluster status
   let postgres: TestPostgres | undefined;
 
   const node = (values: Insertable<NodesTable>) => server.db.insertInto('nodes').values(values).execute();
-  const machine = (name: string, nodeName: string, locked: number) =>
-    server.db
-      .insertInto('machines')
-      .values({ name, label: name, kind: 'linux', ip: '10.200.0.2', platform: 'linux', tags: '[]', options: '[]', interface: null, snapshot: null, locked, locked_changed_on: null, status: null, status_changed_on: null, resultserver_ip: '10.200.0.1', resultserver_port: 2042, enabled: 1, node: nodeName })
-      .execute();
+  const machine = (name: string, nodeName: string, locked = false) => server.db.insertInto('machines').values(machineOf(nodeName, name, locked)).execute();
 
   before(async () => {
     postgres = database === 'postgres' ? startTestPostgres() : undefined;
@@ -31,10 +27,10 @@ for (const database of ['sqlite', 'postgres'] as const) describe(`cluster status
       machines: [{ name: 'linux1' }, { name: 'linux2' }],
       ...(postgres ? { database: { connection: postgres.url } } : {}),
     });
-    await node({ name: 'main-a', role: 'all', heartbeat_on: ago(2500), lease_expires_on: ago(-27_500) });
-    await node({ name: 'worker-b', role: 'worker', heartbeat_on: ago(3500), lease_expires_on: ago(-26_500) });
-    await node({ name: 'worker-dead', role: 'worker', heartbeat_on: ago(120_500), lease_expires_on: ago(90_000) });
-    await node({ name: 'worker-off', role: 'worker', enabled: 0, heartbeat_on: ago(1000), lease_expires_on: ago(-29_000) });
+    await node({ name: 'main-a', role: 'all', heartbeat_on: ago(2.5), lease_expires_on: ago(-27.5) });
+    await node({ name: 'worker-b', role: 'worker', heartbeat_on: ago(3.5), lease_expires_on: ago(-26.5) });
+    await node({ name: 'worker-dead', role: 'worker', heartbeat_on: ago(120.5), lease_expires_on: ago(90) });
+    await node({ name: 'worker-off', role: 'worker', enabled: 0, heartbeat_on: ago(1), lease_expires_on: ago(-29) });
     await node({
       name: 'cuckoo-r',
       role: 'remote',
@@ -43,10 +39,10 @@ for (const database of ['sqlite', 'postgres'] as const) describe(`cluster status
       machines: JSON.stringify([{ name: 'cuckoo1', platform: 'windows', tags: [] }, { name: 'cuckoo2', platform: 'windows', tags: [] }, { name: 'cuckoo3', platform: 'windows', tags: [] }]),
       status: JSON.stringify({ machines: { available: 1, total: 3 }, tasks: { running: 2 } }),
     });
-    await machine('b1', 'worker-b', 1);
-    await machine('b2', 'worker-b', 0);
-    await machine('d1', 'worker-dead', 0);
-    await machine('o1', 'worker-off', 0);
+    await machine('b1', 'worker-b', true);
+    await machine('b2', 'worker-b');
+    await machine('d1', 'worker-dead');
+    await machine('o1', 'worker-off');
     const [linux1] = await server.ctx.stores.machines.list();
     await server.ctx.stores.machines.lock(linux1!.id);
     await server.ctx.stores.tasks.insert(taskRow({ status: 'running', node: 'worker-b' }));

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
+import { machineOf, secondsAgo as ago } from '../helpers/cluster-rows.js';
 import { taskRow } from '../helpers/tasks.js';
 
 const run = promisify(execFile);
@@ -67,15 +68,11 @@ describe('nestbox CLI', () => {
   it("lists the cluster's nodes with their role, state, heartbeat age, machines and running tasks", async () => {
     // Two other nodes of the same database, written there as their registry would.
     const database = await openDatabase('', home);
-    const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
     await database.db.insertInto('nodes').values([
       { name: 'worker-b', role: 'worker', heartbeat_on: ago(4.5), lease_expires_on: ago(-25) },
       { name: 'worker-gone', role: 'worker', heartbeat_on: ago(600.5), lease_expires_on: ago(570) },
     ]).execute();
-    await database.db.insertInto('machines').values(['b1', 'b2'].map((name, index) => ({
-      name, label: name, kind: 'linux', ip: '10.200.0.2', platform: 'linux', tags: '[]', options: '[]', interface: null, snapshot: null,
-      locked: index === 0 ? 1 : 0, locked_changed_on: null, status: null, status_changed_on: null, resultserver_ip: '10.200.0.1', resultserver_port: 2042, enabled: 1, node: 'worker-b',
-    }))).execute();
+    await database.db.insertInto('machines').values([machineOf('worker-b', 'b1', true), machineOf('worker-b', 'b2')]).execute();
     await database.db.insertInto('tasks').values(taskRow({ status: 'running', node: 'worker-b' })).execute();
     await database.close();
 
