@@ -68,63 +68,63 @@ machines_auto:               # the machines made when no "machines:" list is giv
   max: 8                     # at most this many when sized from the host
 
 # machines:                  # analysis machines; a list here replaces machines_auto. Kind linux needs no VM image
-#   - name: linux1
-#     kind: linux
-#     platform: linux
-#     tags: []
-#     ip: 10.200.0.2         # shown by /machines/list; linux machines get their addresses per task
-#     interface: null
-#     snapshot: null
-#     resultserver_ip: 10.200.0.1
-#     resultserver_port: 2042
-#     options: []
-#     settings: {}
-#     # Settings of kind linux (namespace sandbox on a Debian guest root) and their defaults:
-#     #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
-#     #   mirror: http://deb.debian.org/debian
-#     #   browser: true                 # chromium in the guest root for URL tasks (~130 MiB download)
-#     #   host_id_base: 1879048192      # host uid/gid of root inside; the machine's ids 0-65535 are this + 0-65535
-#     #   run_dir: /run/nestbox/machines
-#     #   memory_mb: 1024               # memory limit of the whole machine
-#     #   disk_mb: 512                  # what the sample may write in total
-#     #   pids_max: 512                 # processes and threads
-#     #   cpu_percent: 100              # of one core
-#     #   tracing: true                 # behaviour trace (eBPF, strace where eBPF does not work)
-#     #   tracer: auto                  # auto, or strace to always trace with strace (the sample can see it)
-#     #   screenshots: true
-#     #   screenshot_interval: 1        # seconds
-#     #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size
-#     #   sleep_skip_threshold: 10      # seconds: a longer sleep of the sample returns at once (recorded)
-#     #   log_limit_bytes: 1048576      # sample output kept in analysis.log
-#   # A QEMU virtual machine, restored for each task from a booted, saved state of nestbox's Debian guest
-#   # image (built on first use, or beforehand with "nestbox image build"). Its settings and their defaults:
-#   # - name: qemu1
-#   #   kind: qemu
-#   #   settings:
-#   #     image_dir: /var/lib/nestbox/images   # built images and ready states
-#   #     run_dir: /run/nestbox/qemu           # per-task sockets, logs and disk overlay
-#   #     suite: bookworm                      # Debian release of the image
-#   #     mirror: http://deb.debian.org/debian
-#   #     extra_packages: []                   # Debian packages added to the image (e.g. strace, for the fallback)
-#   #     memory_mb: 512
-#   #     cpus: 1
-#   #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
-#   #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
-#   #     tracing: true                        # behaviour trace in the guest (nestbox's monitor)
-#   #     sleep_skip_threshold: 10             # seconds: a longer sleep of the sample returns at once (recorded)
-#   #     screenshots: true
-#   #     screenshot_interval: 1               # seconds
-#   #     collect_grace: 30                    # seconds past the timeout for the guest's uploads
-#   #     boot_timeout: 300                    # seconds a first boot (or a reboot task's boot) may take
-#   #     reboot_state_mb: 64                  # end state (disk overlay) kept for reboot tasks up to this size
-#   #     log_limit_bytes: 1048576             # analysis.log size limit
-#   #     max_uploads: 200                     # process dumps per task (dropped files: see dropped_files)
-#   #     max_upload_mb: 256                   # per dump
-#   #     max_total_upload_mb: 1024            # all dumps; also caps the behaviour trace
-#   #     disk: ""                             # an operator's own disk (any QEMU-bootable image with a Cuckoo agent
-#   #     state: ""                            #   on 10.0.2.15:8000) and its saved state, made on first use
-#   #     nic_model: virtio-net-pci            # or e1000 (guests without virtio drivers)
-#   #     disk_bus: virtio                     # or ide
+  # - name: linux1
+  #   kind: linux
+  #   platform: linux
+  #   tags: []
+  #   ip: 10.200.0.2         # shown by /machines/list; linux machines get their addresses per task
+  #   interface: null
+  #   snapshot: null
+  #   resultserver_ip: 10.200.0.1
+  #   resultserver_port: 2042
+  #   options: []
+  #   settings: {}
+    # Settings of kind linux (namespace sandbox on a Debian guest root) and their defaults:
+    #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
+    #   mirror: http://deb.debian.org/debian
+    #   browser: true                 # chromium in the guest root for URL tasks (~130 MiB download)
+    #   host_id_base: 1879048192      # host uid/gid of root inside; the machine's ids 0-65535 are this + 0-65535
+    #   run_dir: /run/nestbox/machines
+    #   memory_mb: 1024               # memory limit of the whole machine
+    #   disk_mb: 512                  # what the sample may write in total
+    #   pids_max: 512                 # processes and threads
+    #   cpu_percent: 100              # of one core
+    #   tracing: true                 # behaviour trace (eBPF, strace where eBPF does not work)
+    #   tracer: auto                  # auto, or strace to always trace with strace (the sample can see it)
+    #   screenshots: true
+    #   screenshot_interval: 1        # seconds
+    #   reboot_state_mb: 64           # end state kept for reboot tasks up to this size
+    #   sleep_skip_threshold: 10      # seconds: a longer sleep of the sample returns at once (recorded)
+    #   log_limit_bytes: 1048576      # sample output kept in analysis.log
+  # A QEMU virtual machine, restored for each task from a booted, saved state of nestbox's Debian guest
+  # image (built on first use, or beforehand with "nestbox image build"). Its settings and their defaults:
+  # - name: qemu1
+  #   kind: qemu
+  #   settings:
+  #     image_dir: /var/lib/nestbox/images   # built images and ready states
+  #     run_dir: /run/nestbox/qemu           # per-task sockets, logs and disk overlay
+  #     suite: bookworm                      # Debian release of the image
+  #     mirror: http://deb.debian.org/debian
+  #     extra_packages: []                   # Debian packages added to the image (e.g. strace, for the fallback)
+  #     memory_mb: 512
+  #     cpus: 1
+  #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
+  #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
+  #     tracing: true                        # behaviour trace in the guest (nestbox's monitor)
+  #     sleep_skip_threshold: 10             # seconds: a longer sleep of the sample returns at once (recorded)
+  #     screenshots: true
+  #     screenshot_interval: 1               # seconds
+  #     collect_grace: 30                    # seconds past the timeout for the guest's uploads
+  #     boot_timeout: 300                    # seconds a first boot (or a reboot task's boot) may take
+  #     reboot_state_mb: 64                  # end state (disk overlay) kept for reboot tasks up to this size
+  #     log_limit_bytes: 1048576             # analysis.log size limit
+  #     max_uploads: 200                     # process dumps per task (dropped files: see dropped_files)
+  #     max_upload_mb: 256                   # per dump
+  #     max_total_upload_mb: 1024            # all dumps; also caps the behaviour trace
+  #     disk: ""                             # an operator's own disk (any QEMU-bootable image with a Cuckoo agent
+  #     state: ""                            #   on 10.0.2.15:8000) and its saved state, made on first use
+  #     nic_model: virtio-net-pci            # or e1000 (guests without virtio drivers)
+  #     disk_bus: virtio                     # or ide
 
 logging:
   level: info                # fatal | error | warn | info | debug | trace | silent
