@@ -18,8 +18,8 @@ export function thisNodeName(config: Config): string {
 
 /**
  * The nodes of the database with their machines and running tasks. Machines of '' and tasks that
- * name no node are this node's (rows from before the cluster); this node is listed even before it
- * has registered, since it is the one answering.
+ * name no node (rows from before the cluster) are this node's when it is a node of role `all`, as the
+ * scheduler counts them; this node is listed even before it has registered, since it is the one answering.
  */
 export async function clusterStatus(ctx: AppContext, now = Date.now()): Promise<ClusterStatus> {
   const [rows, machineCounts, running] = await Promise.all([
@@ -28,9 +28,9 @@ export async function clusterStatus(ctx: AppContext, now = Date.now()): Promise<
     ctx.stores.clusterView.runningTasks(),
   ]);
   const self = thisNodeName(ctx.config);
-  const mine = (name: string) => (name === self ? [name, ''] : [name]);
-  const machinesOf = (name: string) => sumCounts(mine(name).map((node) => machineCounts.get(node)));
-  const runningOf = (name: string) => (running.get(name) ?? 0) + (name === self ? (running.get(null) ?? 0) : 0);
+  const holdsUnassigned = (name: string) => name === self && ctx.config.cluster.role === 'all';
+  const machinesOf = (name: string) => sumCounts((holdsUnassigned(name) ? [name, ''] : [name]).map((node) => machineCounts.get(node)));
+  const runningOf = (name: string) => (running.get(name) ?? 0) + (holdsUnassigned(name) ? (running.get(null) ?? 0) : 0);
   const registered = rows.map((row) =>
     row.role === 'remote' ? remoteNodeStatus(row, now, machineCounts.get(row.name)) : nodeStatus(row, now, machinesOf(row.name), runningOf(row.name)),
   );
