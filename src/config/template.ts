@@ -65,18 +65,25 @@ cluster:                     # several hosts on one PostgreSQL database (README:
   transfer_backoff_seconds: 1 # wait before the first retry; doubled for each further one
   remote_poll_seconds: 10    # main node: how often remote nodes added by POST /api/node are looked at
 
-machines:                    # analysis machines; kind linux needs no VM image
-  - name: linux1
-    kind: linux
-    platform: linux
-    tags: []
-    ip: 10.200.0.2
-    interface: null
-    snapshot: null
-    resultserver_ip: 10.200.0.1
-    resultserver_port: 2042
-    options: []
-    settings: {}
+machines_auto:               # the machines made when no "machines:" list is given below
+  count: 0                   # 0 = as many linux machines (linux1..linuxN) as this host runs at once:
+                             #   min(cores, (memory - reserve_mb) / machine_mb, max), at least 1; or a number
+  machine_mb: 1024           # memory counted for each machine (a linux machine's memory_mb limit)
+  reserve_mb: 1024           # memory left to the host, processing and the database
+  max: 8                     # at most this many when sized from the host
+
+# machines:                  # analysis machines; a list here replaces machines_auto. Kind linux needs no VM image
+  # - name: linux1
+  #   kind: linux
+  #   platform: linux
+  #   tags: []
+  #   ip: 10.200.0.2         # shown by /machines/list; linux machines get their addresses per task
+  #   interface: null
+  #   snapshot: null
+  #   resultserver_ip: 10.200.0.1
+  #   resultserver_port: 2042
+  #   options: []
+  #   settings: {}
     # Settings of kind linux (namespace sandbox on a Debian guest root) and their defaults:
     #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
     #   mirror: http://deb.debian.org/debian

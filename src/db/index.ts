@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { DistributedNodeStore } from './distributed-nodes.js';
 import { DistributedTaskStore } from './distributed-tasks.js';
+import { ClusterViewStore } from './cluster-view.js';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { SampleStore } from './samples.js';
@@ -30,6 +31,8 @@ export interface Stores {
   /** Cuckoo's distributed API and the remote nodes it adds. */
   distributedNodes: DistributedNodeStore;
   distributedTasks: DistributedTaskStore;
+  /** The nodes, their machines and running tasks, as the status views show them. */
+  clusterView: ClusterViewStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -44,5 +47,6 @@ export function createStores(db: Kysely<Database>): Stores {
     search: new SearchStore(db),
     distributedNodes: new DistributedNodeStore(db),
     distributedTasks: new DistributedTaskStore(db),
+    clusterView: new ClusterViewStore(db),
   };
 }

@@ -2,6 +2,7 @@ import { readFile, statfs } from 'node:fs/promises';
 import { cpus, hostname, loadavg } from 'node:os';
 import type { AppContext } from '../../app.js';
 import { COUNTED_STATUSES } from '../../db/tasks.js';
+import { clusterStatus } from '../cluster-status.js';
 import { NESTBOX_RELEASE, NESTBOX_VERSION, PROTOCOL_VERSION } from '../../version.js';
 import type { Registrar } from './registrar.js';
 
@@ -10,10 +11,15 @@ export function statusRoutes(r: Registrar, ctx: AppContext): void {
   r.get(['/cuckoo/status', '/sandbox/status'], async () => serverStatus(ctx), { v1: true });
 }
 
+/**
+ * Cuckoo's status of this host (load, memory, disk space), with the tasks of the whole database and the
+ * machines of every live node: a cluster answers as one sandbox. `nodes` (nestbox's) shows each node
+ * by name, so Cuckoo's fields keep their meaning and type.
+ */
 export async function serverStatus(ctx: AppContext) {
-  const [counts, machines, diskspace] = await Promise.all([
+  const [counts, cluster, diskspace] = await Promise.all([
     ctx.stores.tasks.countByStatus(),
-    ctx.stores.machines.list(),
+    clusterStatus(ctx),
     diskSpace({ analyses: ctx.layout.analyses, binaries: ctx.layout.binaries, temporary: ctx.layout.tmp }),
   ]);
   const tasks: Record<string, number> = { total: Object.values(counts).reduce((a, b) => a + b, 0) };
@@ -23,9 +29,10 @@ export async function serverStatus(ctx: AppContext) {
     cpuload: loadavg(),
     diskspace,
     hostname: hostname(),
-    machines: { available: machines.filter((m) => m.locked === 0).length, total: machines.length },
+    machines: cluster.machines,
     ...(await memoryInfo()),
     nestbox_version: NESTBOX_RELEASE,
+    nodes: Object.fromEntries(cluster.nodes.map((node) => [node.name, node])),
     processes: {},
     protocol_version: PROTOCOL_VERSION,
     tasks,
