@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
-import { ipToNumber, numberToIp } from '../machinery/host/network/addressing.js';
+import { ipToNumber, numberToIp } from '../util/ipv4.js';
 
 /**
  * The linux machines a configuration without a `machines:` list gets: as many as this host can run at

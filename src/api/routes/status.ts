@@ -1,4 +1,5 @@
-import { readFile, statfs } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { diskSpace } from '../disk-space.js';
 import { cpus, hostname, loadavg } from 'node:os';
 import type { AppContext } from '../../app.js';
 import { COUNTED_STATUSES } from '../../db/tasks.js';
@@ -38,24 +39,6 @@ export async function serverStatus(ctx: AppContext) {
     tasks,
     version: NESTBOX_VERSION,
   };
-}
-
-/** Total, free and used bytes of the file system of each folder. */
-export async function diskSpace(dirs: Record<string, string>) {
-  const result: Record<string, { total: number; free: number; used: number }> = {};
-  for (const [key, dir] of Object.entries(dirs)) {
-    try {
-      const stats = await statfs(dir);
-      result[key] = {
-        total: stats.blocks * stats.bsize,
-        free: stats.bavail * stats.bsize,
-        used: (stats.blocks - stats.bavail) * stats.bsize,
-      };
-    } catch {
-      // A missing folder is left out, as Cuckoo does.
-    }
-  }
-  return result;
 }
 
 /** Cuckoo 2.0.3+: `memory` is percent used; `memavail` and `memtotal` are in kB. */

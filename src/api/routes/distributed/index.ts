@@ -3,7 +3,7 @@ import type { AppContext } from '../../../app.js';
 import { TaskCreation } from '../../../tasks/create.js';
 import { errorHandler } from '../../error-handler.js';
 import { Registrar } from '../registrar.js';
-import { registerFormParsers } from '../tasks-create.js';
+import { registerFormParsers } from '../../received-forms.js';
 import { nodeRoutes } from './nodes.js';
 import { resultRoutes } from './results.js';
 import { distributedStatusRoutes } from './status.js';

@@ -10,8 +10,8 @@ import { type FormFields, parseInteger } from '../../form-fields.js';
 import { isHttpUrl } from '../../web-address.js';
 import { queryParam, stringParam } from '../../params.js';
 import type { Registrar } from '../registrar.js';
-import { withFieldForm } from '../tasks-create.js';
-import { distributedPaths } from './paths.js';
+import { withFieldForm } from '../../received-forms.js';
+import { distributedPaths } from '../../distributed/paths.js';
 
 /** Nodes (cuckoo-compat §7.2): list, view, add, update, refresh, disable. */
 export function nodeRoutes(r: Registrar, ctx: AppContext): void {

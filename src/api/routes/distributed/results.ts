@@ -5,9 +5,9 @@ import { notFinished, notFound } from '../../../errors.js';
 import { fileIn, sendFile } from '../../file-answers.js';
 import { idParam, INT, safeFileName } from '../../params.js';
 import type { Registrar } from '../registrar.js';
-import { wasDeleted } from './deleted.js';
-import { distributedPaths } from './paths.js';
-import { distStatusOf } from './task-json.js';
+import { wasDeleted } from '../../distributed/deleted.js';
+import { distributedPaths } from '../../distributed/paths.js';
+import { distStatusOf } from '../../distributed/task-json.js';
 
 /** Content types of the report formats nestbox writes; another stored report.<format> is sent as bytes. */
 const REPORT_TYPES = new Map([

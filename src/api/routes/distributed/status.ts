@@ -2,9 +2,9 @@ import type { AppContext } from '../../../app.js';
 import type { TaskCountRow } from '../../../db/distributed-tasks.js';
 import type { MachineRow, NodeRow } from '../../../db/schema.js';
 import type { Registrar } from '../registrar.js';
-import { diskSpace } from '../status.js';
-import { distributedPaths } from './paths.js';
-import { ENDED } from './task-json.js';
+import { diskSpace } from '../../disk-space.js';
+import { distributedPaths } from '../../distributed/paths.js';
+import { ENDED } from '../../distributed/task-json.js';
 
 type Tally = { pending: number; processing: number; finished: number; deleted: number };
 const GROUPS = ['all', 'prio1', 'prio2', 'today', 'today1', 'today2'] as const;

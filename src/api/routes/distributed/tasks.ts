@@ -12,10 +12,10 @@ import { deleteTask } from '../../../tasks/lifecycle.js';
 import { FormFields, parseBoolean, parseInteger, parseTaskParams } from '../../form-fields.js';
 import { idParam, INT, queryParam } from '../../params.js';
 import type { Registrar } from '../registrar.js';
-import { type ReceivedForm, withFieldForm, withFileForm } from '../tasks-create.js';
-import { wasDeleted } from './deleted.js';
-import { distributedPaths } from './paths.js';
-import { DIST_STATUS_FILTERS, DIST_STATUSES, type DistStatus, ENDED, listedTaskJson, viewedTaskJson } from './task-json.js';
+import { type ReceivedForm, withFieldForm, withFileForm } from '../../received-forms.js';
+import { wasDeleted } from '../../distributed/deleted.js';
+import { distributedPaths } from '../../distributed/paths.js';
+import { DIST_STATUS_FILTERS, DIST_STATUSES, type DistStatus, ENDED, listedTaskJson, viewedTaskJson } from '../../distributed/task-json.js';
 
 /** Tasks (cuckoo-compat §7.2): list with filters, create, view, delete one or several. */
 export function distributedTaskRoutes(r: Registrar, ctx: AppContext, creation: TaskCreation): void {

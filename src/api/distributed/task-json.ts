@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
-import type { DistributedTaskFilter } from '../../../db/distributed-tasks.js';
-import { decodeList } from '../../../db/json-columns.js';
-import { runsSampleFile, TASK_STATUSES, type TaskRow, type TaskStatus } from '../../../db/schema.js';
+import type { DistributedTaskFilter } from '../../db/distributed-tasks.js';
+import { decodeList } from '../../db/json-columns.js';
+import { runsSampleFile, TASK_STATUSES, type TaskRow, type TaskStatus } from '../../db/schema.js';
 
 /**
  * A nestbox task as Cuckoo's distributed API shows it (cuckoo-compat §7.2): a distributed task is a

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../../app.js';
+import type { AppContext } from '../../app.js';
 
 /**
  * Whether a task was deleted. A deleted task has no row left, but ids are never reused (migration
