@@ -80,8 +80,10 @@
 #define AT_FDCWD_VALUE (-100)
 /* Identities and hashes remembered; past these, files are still captured, only not deduplicated. */
 #define MAX_KNOWN 4096
-/* Sleep records written; past this many, shortened sleeps are counted. */
+/* Sleep records written; past this many, shortened sleeps are counted by process and call. */
 #define MAX_SLEEP_RECORDS 200
+/* Processes and calls counted past the records; calls of any more are counted under process 0. */
+#define MAX_UNRECORDED 256
 
 struct identity {
   dev_t dev;
@@ -421,6 +423,36 @@ static const char *wait_or_timer_name(int nr) {
 }
 
 static pid_t thread_group(pid_t pid);
+static long long now_ns(clockid_t clock);
+
+/* Shortened calls past the records, by process and call (`call` is one of the calls' fixed names). */
+static struct unrecorded {
+  pid_t pid;
+  const char *call;
+  long long count;
+} unrecorded[MAX_UNRECORDED + 1];
+static int nunrecorded;
+
+static void count_unrecorded(pid_t pid, const char *call) {
+  int i = 0;
+  while (i < nunrecorded && (unrecorded[i].pid != pid || strcmp(unrecorded[i].call, call) != 0)) i++;
+  if (i == nunrecorded) {
+    if (nunrecorded == MAX_UNRECORDED) pid = 0, i = MAX_UNRECORDED, call = "";
+    else nunrecorded++;
+    unrecorded[i].pid = pid;
+    unrecorded[i].call = call;
+  }
+  unrecorded[i].count++;
+}
+
+/* At the end: what was counted past the records, so that the report counts every shortened call. */
+static void report_unrecorded(void) {
+  for (int i = 0; i <= MAX_UNRECORDED; i++) {
+    if (unrecorded[i].count == 0) continue;
+    printf("{\"event\":\"unrecorded\",\"pid\":%d,\"call\":\"%s\",\"count\":%lld}\n", unrecorded[i].pid, unrecorded[i].call, unrecorded[i].count);
+  }
+  fflush(stdout);
+}
 
 /*
  * Recorded under the thread's process, as the report lists processes (apistats counts a call the
@@ -428,10 +460,14 @@ static pid_t thread_group(pid_t pid);
  * notification, before the answer, so that its /proc entry is there to read.
  */
 static void record_shortened(pid_t tid, const char *call, long long asked_ns) {
-  if (++state.sleeps > MAX_SLEEP_RECORDS) return;
   pid_t pid = thread_group(tid);
-  printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%lld}\n", pid > 0 ? pid : tid, call,
-         (double)asked_ns / 1e9, (long long)time(NULL));
+  if (++state.sleeps > MAX_SLEEP_RECORDS) {
+    count_unrecorded(pid > 0 ? pid : tid, call);
+    return;
+  }
+  // The time to the microsecond, on the clock the tracer's records use: processing puts the call among them.
+  printf("{\"event\":\"sleep\",\"pid\":%d,\"call\":\"%s\",\"seconds\":%.3f,\"time\":%.6f}\n", pid > 0 ? pid : tid, call,
+         (double)asked_ns / 1e9, (double)now_ns(CLOCK_REALTIME) / 1e9);
 }
 
 static long long now_ns(clockid_t clock) {
@@ -1020,12 +1056,24 @@ static int open_dir(const char *path) {
   return fd;
 }
 
+/* Set by SIGTERM (the service stops the supervisor after the sample): the totals are written, then it ends. */
+static volatile sig_atomic_t ending;
+
+static void on_term(int signal_number) {
+  (void)signal_number;
+  ending = 1;
+}
+
 int main(int argc, char **argv) {
   if (argc != 13) {
     fprintf(stderr, "usage: supervisor ROOT_ID MERGED UPPER LOWER OWN_DIR OUT_DIR SLEEP_THRESHOLD_MS MAX_FILE MAX_TOTAL MAX_FILES EXITS FILES\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
+  // Without SA_RESTART: a wait in poll() ends with EINTR.
+  struct sigaction term = {.sa_handler = on_term};
+  sigemptyset(&term.sa_mask);
+  sigaction(SIGTERM, &term, NULL);
   setvbuf(stdout, NULL, _IOLBF, 0);
   state.threshold_ns = number(argv[7]) * 1000000LL;
   state.max_file = number(argv[8]);
@@ -1053,14 +1101,14 @@ int main(int argc, char **argv) {
   close(CHANNEL_FD);
   init_alarms();
   printf("{\"event\":\"ready\"}\n");
-  for (;;) {
+  while (!ending) {
     struct pollfd wait = {state.listener, POLLIN, 0};
     if (poll_with_waits(&wait) < 0) {
       if (errno == EINTR) continue;
       fail("poll");
     }
     /* Every process of the sample is gone: the filter has no user left. */
-    if (wait.revents & POLLHUP) return 0;
+    if (wait.revents & POLLHUP) break;
     struct seccomp_notif notif;
     memset(&notif, 0, sizeof notif);
     if (ioctl(state.listener, SECCOMP_IOCTL_NOTIF_RECV, &notif) != 0) {
@@ -1069,4 +1117,6 @@ int main(int argc, char **argv) {
     }
     handle(&notif);
   }
+  report_unrecorded();
+  return 0;
 }

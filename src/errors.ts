@@ -16,6 +16,8 @@ export type ErrorKind =
   /** The client took too long to send its request. */
   | 'timed_out'
   | 'unavailable'
+  /** Cuckoo's distributed API: the task's results are asked for before it has finished (its 420). */
+  | 'not_finished'
   | 'invalid_config'
   | 'internal';
 
@@ -47,6 +49,8 @@ export const tooLarge = (message: string, options?: ErrorOptions) => new Nestbox
 export const forbidden = (message: string, options?: ErrorOptions) => new NestboxError('forbidden', message, options);
 export const unavailable = (message: string, options?: ErrorOptions) =>
   new NestboxError('unavailable', message, options);
+export const notFinished = (message: string, options?: ErrorOptions) =>
+  new NestboxError('not_finished', message, options);
 export const internal = (message: string, options?: ErrorOptions) => new NestboxError('internal', message, options);
 
 export function isNestboxError(error: unknown, kind?: ErrorKind): error is NestboxError {

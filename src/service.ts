@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from './api/server.js';
 import type { AppContext } from './app.js';
 import { NodeRegistry } from './cluster/node-registry.js';
+import { RemoteNodeDriver } from './cluster/remote/driver.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 import { startSearchBackfill } from './search/backfill.js';
 import { registerWeb } from './web/index.js';
@@ -41,11 +42,15 @@ export async function createService(ctx: AppContext, options: ServiceOptions = {
   const scheduler = runsEngine ? await createScheduler(ctx, options.pollMs) : undefined;
   await scheduler?.start();
   const backfill = startSearchBackfill(ctx);
+  // The main node (or a single host) drives the remote nodes added through Cuckoo's distributed API.
+  const remoteNodes = ctx.config.cluster.role === 'worker' ? undefined : new RemoteNodeDriver(ctx);
+  remoteNodes?.start();
   return {
     app,
     scheduler,
     node,
     async close() {
+      await remoteNodes?.stop();
       await scheduler?.stop();
       await node.stop();
       await backfill.stop();

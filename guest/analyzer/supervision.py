@@ -131,6 +131,11 @@ class Supervision:
         self.records.append({"event": "sleep", "pid": event["pid"], "call": event["call"], "seconds": event["seconds"], "time": event["time"]})
         self.channels.say("process %d asked to sleep %s s (%s): the sleep returned at once" % (event["pid"], number(event["seconds"]), event["call"]))
 
+    def on_unrecorded(self, event):
+        """At its end: the shortened calls past its records, counted by process and call."""
+        self.records.append({"event": "unrecorded", "pid": event["pid"], "call": event["call"], "count": event["count"]})
+        self.channels.say("%d more %s of process %d were shortened (counted, not each recorded)" % (event["count"], event["call"] or "calls", event["pid"]))
+
     def on_capture(self, event):
         copy = os.path.join(CAPTURES, os.path.basename(event["file"]))
         self.captured.append({"path": event["path"], "copy": copy, "size": int(event["size"]), "sha256": event["sha256"]})

@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { CLUSTER_PREFIX } from '../cluster/transfer/protocol.js';
+import { forbidden, NestboxError } from '../errors.js';
 import { cookieValue, randomToken, SESSION_COOKIE, type Session, SessionStore } from './sessions.js';
 
 export const AUTH_REQUIRED_MESSAGE =
@@ -81,6 +83,8 @@ export function registerAuth(app: FastifyInstance, control: AccessControl): void
   app.decorate('accessControl', control);
   // Callback style: it runs on every request.
   app.addHook('onRequest', (request, reply, done) => {
+    // Nodes of a cluster authenticate with their own credential only (requireNodeCredential), never a session.
+    if (isNodeRoute(request)) return done();
     const access = control.identify(request.headers);
     if (access === undefined) {
       if (isPublicRoute(request)) return done();
@@ -115,6 +119,29 @@ function isPublicRoute(request: FastifyRequest): boolean {
   if (route === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
   if (route === '/' || route === '/ui') return true;
   return route.startsWith('/ui/') && !isWebApiRoute(request) && !request.url.startsWith('/ui/api/');
+}
+
+/** The routes other nodes of a cluster call (api/routes/cluster-transfer.ts), by the route that matched. */
+function isNodeRoute(request: FastifyRequest): boolean {
+  return request.routeOptions.url?.startsWith(`${CLUSTER_PREFIX}/`) ?? false;
+}
+
+export const NODE_AUTH_MESSAGE = "The cluster's routes need the node credential in an 'Authorization: Bearer <TOKEN>' header";
+
+/**
+ * The hook of the routes under /cluster/v1: only `Authorization: Bearer <credential>` lets a request in
+ * (cluster.node_token, else api.token); no header is 401, a wrong one 403. Without any credential
+ * configured the routes are closed, since they write results.
+ */
+export function requireNodeCredential(credential: string): onRequestHookHandler {
+  const expected = credential === '' ? undefined : digest(`Bearer ${credential}`);
+  return (request, _reply, done) => {
+    const header = request.headers.authorization;
+    if (expected === undefined) return done(forbidden('No node credential is configured (cluster.node_token or api.token), so the cluster routes are closed'));
+    if (typeof header !== 'string' || !/^Bearer /.test(header)) return done(new NestboxError('unauthorized', NODE_AUTH_MESSAGE));
+    if (!timingSafeEqual(digest(header), expected)) return done(forbidden('The node credential is not valid'));
+    done();
+  };
 }
 
 function isWebApiRoute(request: FastifyRequest): boolean {

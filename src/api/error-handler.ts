@@ -12,6 +12,7 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   timed_out: 408,
   conflict: 409,
   too_large: 413,
+  not_finished: 420,
   expectation_failed: 417,
   headers_too_large: 431,
   unavailable: 500,
@@ -32,8 +33,12 @@ export function errorAnswer(error: unknown): ErrorAnswer {
   return { status, message: clientMessage(known, status) };
 }
 
-export function registerErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * The error handler of the API: logs the failure and answers its status with `bodyOf(message)`
+ * (`{message}` as in Cuckoo; Cuckoo's distributed API adds `success: false`).
+ */
+export function errorHandler(bodyOf: (message: string) => Record<string, unknown> = (message) => ({ message })) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { status, message } = errorAnswer(error);
     const context = contextOf(domainError(error));
     if (status >= 500) request.log.error({ err: error, context }, message);
@@ -43,8 +48,12 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       return;
     }
     // Fastify drops the type set earlier when a handler throws; errors are JSON too.
-    return reply.code(status).type('application/json').send({ message });
-  });
+    return reply.code(status).type('application/json').send(bodyOf(message));
+  };
+}
+
+export function registerErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler(errorHandler());
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ message: `No such route: ${request.method} ${request.url.split('?')[0]}` }),

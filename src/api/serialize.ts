@@ -62,6 +62,8 @@ export function machineJson(machine: MachineRow) {
     locked: machine.locked === 1,
     locked_changed_on: formatCuckooDate(machine.locked_changed_on),
     name: machine.name,
+    // nestbox's: the node that runs the machine ('' for a machine from before the cluster).
+    node: machine.node,
     options: decodeList(machine.options),
     platform: machine.platform,
     rcparams: {},

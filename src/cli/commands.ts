@@ -2,6 +2,7 @@ import { openAsBlob } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient, type ClientOptions } from './client.js';
+import { type StatusAnswer, statusText } from './status-text.js';
 
 interface TaskSummary {
   id: number;
@@ -15,9 +16,11 @@ interface TaskSummary {
 
 const FINAL_STATES = new Set(['reported', 'failed_analysis', 'failed_processing', 'failed_reporting', 'recovered']);
 
-export async function statusCommand(options: ClientOptions): Promise<void> {
-  const status = await new ApiClient(options).json<Record<string, unknown>>('/cuckoo/status');
-  print(status);
+/** The cluster's tasks, machines and nodes as text; with --json, /cuckoo/status as it answered. */
+export async function statusCommand(options: ClientOptions & { json?: boolean }): Promise<void> {
+  const status = await new ApiClient(options).json<StatusAnswer>('/cuckoo/status');
+  if (options.json) print(status);
+  else process.stdout.write(statusText(status));
 }
 
 export async function listCommand(options: ClientOptions & { limit?: string; status?: string }): Promise<void> {

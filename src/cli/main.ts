@@ -26,8 +26,9 @@ program
 
 program
   .command('status')
-  .description("show the service's status (tasks, machines, disk space)")
-  .action(() => statusCommand(program.opts()));
+  .description("show the cluster's status: tasks, machines, and each node with its heartbeat, machines and running tasks")
+  .option('--json', 'print /cuckoo/status as JSON (load, memory, disk space too)')
+  .action((options) => statusCommand({ ...program.opts(), ...options }));
 
 program
   .command('submit <target>')

@@ -1,3 +1,4 @@
+import { defaultMachineName as qualifiedDefaultName } from '../config/auto-machines.js';
 import type { Config } from '../config/schema.js';
 import { configuredNodeName } from '../db/node-scope.js';
 
@@ -12,5 +13,5 @@ export function nodeName(config: Pick<Config, 'cluster'>): string {
  * database (and perhaps one host).
  */
 export function defaultMachineName(configuredNodeName: string, n: number): string {
-  return configuredNodeName ? `${configuredNodeName}-linux${n}` : `linux${n}`;
+  return qualifiedDefaultName(n, configuredNodeName);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { autoMachineCount, defaultMachines, hostResources } from './auto-machines.js';
 import { checkKindSettings, MACHINE_KINDS } from './machine-settings.js';
 
 /**
@@ -31,7 +32,8 @@ export const vpnSchema = z.strictObject({
   interface: z.string().min(1),
 });
 
-export const configSchema = z.strictObject({
+/** The sections of the file, as written: `machines` is absent when the file gives no list. */
+export const configSectionsSchema = z.strictObject({
   api: z
     .strictObject({
       host: z.string().min(1).default('localhost'),
@@ -139,15 +141,50 @@ export const configSchema = z.strictObject({
       heartbeat_seconds: z.number().positive().default(5),
       /** Seconds a node holds its tasks and machines after its last heartbeat; then others requeue them. */
       lease_seconds: z.number().positive().default(30),
+      /** Largest task folder a worker may upload to the main node, in bytes (the archive as sent). */
+      results_limit: z.number().int().positive().default(1024 ** 3 * 16),
+      /** Files and folders one uploaded task folder may hold. */
+      results_max_entries: z.number().int().positive().default(200_000),
+      /** Attempts a worker makes to fetch a sample or upload results before the task fails. */
+      transfer_attempts: z.number().int().min(1).default(5),
+      /** Seconds before the first retry of a transfer; each further retry waits twice as long. */
+      transfer_backoff_seconds: z.number().nonnegative().default(1),
+      /**
+       * Seconds between two looks of the main node at the remote nodes added through the distributed API
+       * (POST /api/node): tasks handed to them, their progress, their /cuckoo/status. No remote node: no look.
+       */
+      remote_poll_seconds: z.number().positive().default(10),
     })
     .prefault({}),
-  machines: z.array(machineSchema).prefault([{ name: 'linux1' }]),
+  /** The analysis machines. Without this list: `machines_auto.count` linux machines linux1..linuxN (`<node_name>-linux1`... when cluster.node_name is set). */
+  machines: z.array(machineSchema).optional(),
+  machines_auto: z
+    .strictObject({
+      /** Linux machines made when `machines` is not given; 0: as many as this host runs at once (auto-machines.ts). */
+      count: z.number().int().min(0).default(0),
+      /** Memory counted for each machine when sizing, in MiB (a linux machine's memory_mb limit is 1024). */
+      machine_mb: z.number().int().min(64).default(1024),
+      /** Memory left to the host, nestbox's processing and the database, in MiB. */
+      reserve_mb: z.number().int().min(0).default(1024),
+      /** At most this many machines when sized from the host (processing runs one task at a time per node). */
+      max: z.number().int().min(1).default(8),
+    })
+    .prefault({}),
   logging: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     })
     .prefault({}),
 });
+
+/**
+ * The whole configuration, with its machines: the file's list, or else the default linux machines
+ * sized from this host (`machines_auto`).
+ */
+export const configSchema = configSectionsSchema.transform((sections) => ({
+  ...sections,
+  machines: sections.machines ?? defaultMachines(autoMachineCount(hostResources(), sections.machines_auto), sections.cluster.node_name).map((machine) => machineSchema.parse(machine)),
+}));
 
 export type Config = z.infer<typeof configSchema>;
 export type MachineConfig = z.infer<typeof machineSchema>;

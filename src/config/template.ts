@@ -59,19 +59,31 @@ cluster:                     # several hosts on one PostgreSQL database (README:
   node_token: ""             # what nodes present to each other; "" = api.token
   heartbeat_seconds: 5
   lease_seconds: 30          # a node silent this long loses its tasks (requeued) and machines
+  results_limit: 17179869184 # largest task folder a worker may upload to the main node, in bytes
+  results_max_entries: 200000 # files and folders one uploaded task folder may hold
+  transfer_attempts: 5       # tries of a sample download or results upload before the task fails
+  transfer_backoff_seconds: 1 # wait before the first retry; doubled for each further one
+  remote_poll_seconds: 10    # main node: how often remote nodes added by POST /api/node are looked at
 
-machines:                    # analysis machines; kind linux needs no VM image
-  - name: linux1
-    kind: linux
-    platform: linux
-    tags: []
-    ip: 10.200.0.2
-    interface: null
-    snapshot: null
-    resultserver_ip: 10.200.0.1
-    resultserver_port: 2042
-    options: []
-    settings: {}
+machines_auto:               # the machines made when no "machines:" list is given below
+  count: 0                   # 0 = as many linux machines (linux1..linuxN) as this host runs at once:
+                             #   min(cores, (memory - reserve_mb) / machine_mb, max), at least 1; or a number
+  machine_mb: 1024           # memory counted for each machine (a linux machine's memory_mb limit)
+  reserve_mb: 1024           # memory left to the host, processing and the database
+  max: 8                     # at most this many when sized from the host
+
+# machines:                  # analysis machines; a list here replaces machines_auto. Kind linux needs no VM image
+  # - name: linux1
+  #   kind: linux
+  #   platform: linux
+  #   tags: []
+  #   ip: 10.200.0.2         # shown by /machines/list; linux machines get their addresses per task
+  #   interface: null
+  #   snapshot: null
+  #   resultserver_ip: 10.200.0.1
+  #   resultserver_port: 2042
+  #   options: []
+  #   settings: {}
     # Settings of kind linux (namespace sandbox on a Debian guest root) and their defaults:
     #   guest_root_dir: /var/lib/nestbox/guest-root   # built by debootstrap on first use (~1 GB, ~2 min)
     #   mirror: http://deb.debian.org/debian

@@ -1,4 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
+import { DistributedNodeStore } from './distributed-nodes.js';
+import { DistributedTaskStore } from './distributed-tasks.js';
+import { ClusterViewStore } from './cluster-view.js';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
 import { NodeStore } from './nodes.js';
@@ -28,6 +31,11 @@ export interface Stores {
   nodes: NodeStore;
   /** The search index over reported analyses. */
   search: SearchStore;
+  /** Cuckoo's distributed API and the remote nodes it adds. */
+  distributedNodes: DistributedNodeStore;
+  distributedTasks: DistributedTaskStore;
+  /** The nodes, their machines and running tasks, as the status views show them. */
+  clusterView: ClusterViewStore;
 }
 
 export function createStores(db: Kysely<Database>): Stores {
@@ -41,5 +49,8 @@ export function createStores(db: Kysely<Database>): Stores {
     guests: new GuestStore(db),
     nodes: new NodeStore(db),
     search: new SearchStore(db),
+    distributedNodes: new DistributedNodeStore(db),
+    distributedTasks: new DistributedTaskStore(db),
+    clusterView: new ClusterViewStore(db),
   };
 }

@@ -52,12 +52,14 @@ export class TaskStore {
 
   /**
    * Pending tasks in the order they should run: higher priority first, then oldest. With `node`, only
-   * those that node may take: unassigned ones and those given to it.
+   * those no node is pinned to or pinned to that one, so tasks waiting for other nodes never fill the page.
    */
   async queue(limit: number, node?: string): Promise<TaskRow[]> {
-    let query = this.db.selectFrom('tasks').selectAll().where('status', '=', 'pending');
-    if (node !== undefined) query = query.where((eb) => eb.or([eb('node', 'is', null), eb('node', '=', node)]));
-    return query
+    return this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .$if(node !== undefined, (query) => query.where((eb) => eb.or([eb('node', 'is', null), eb('node', '=', node!)])))
       .orderBy('priority', 'desc')
       .orderBy('added_on')
       .orderBy('id')

@@ -16,6 +16,8 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
+import { answeredCallEvents, readSupervisorRecord } from '../report/supervisor-log.js';
+import * as transfer from '../cluster/transfer/worker-hooks.js';
 
 /**
  * Processing of one analysed task: every module turns raw results into its report section, then the
@@ -53,6 +55,7 @@ export async function processTask(ctx: AppContext, taskId: number): Promise<void
     return;
   }
   await completeCallsIndex(ctx, taskId, callsIndex, report);
+  if (!(await handOverResults(ctx, taskId))) return;
   await ctx.stores.tasks.transition(taskId, ['completed'], 'reported', { score: report.info.score });
 }
 
@@ -66,6 +69,21 @@ async function completeCallsIndex(ctx: AppContext, taskId: number, callsIndex: C
   } catch (error) {
     callsIndex.discard();
     ctx.log.warn({ err: error, task: taskId }, 'writing the calls index failed');
+  }
+}
+
+/**
+ * A worker sends the task folder to the main node before the task is reported, so that whoever reads
+ * the report finds it there; when that fails for good the task fails reporting.
+ */
+async function handOverResults(ctx: AppContext, taskId: number): Promise<boolean> {
+  if (ctx.config.cluster.role !== 'worker') return true;
+  try {
+    await transfer.afterProcessing(ctx, taskId);
+    return true;
+  } catch (error) {
+    await fail(ctx, taskId, 'failed_reporting', `Handing the results to the main node failed: ${messageOf(error)}`, error);
+    return false;
   }
 }
 
@@ -131,7 +149,8 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra]);
+  const answered = answeredCallEvents((await readSupervisorRecord(input.paths.supervisorLog)).sleeps);
+  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
   if (!results) return outcomes;
   folding.forEach(([module], index) => {
     const outcome = results[index]!;

@@ -4,7 +4,7 @@ import { apiOf, callOf } from '../report/calls.js';
 import { commandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
-import type { CallCounts } from './supervisor-log.js';
+import { type AnsweredCalls, answeredCallEvents, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
@@ -46,8 +46,8 @@ export interface BehaviorOptions {
   keepCalls?: boolean;
   limits?: BehaviorLimits;
   network?: NetworkHints;
-  /** The calls the sample supervisor answered itself, by process and name (they never reached the tracer). */
-  answered?: CallCounts;
+  /** The sample supervisor's record: the calls it answered itself never reached the tracer. */
+  supervised?: SupervisorRecord;
 }
 
 export interface BehaviorResult {
@@ -261,7 +261,7 @@ class Reconstructor {
     }
   }
 
-  section(answered: CallCounts = new Map()): BehaviorResult {
+  section(answered: AnsweredCalls = { recorded: new Map(), counted: new Map() }): BehaviorResult {
     const processes = [...this.processes.values()];
     const section: BehaviorSection = {
       processes: processes.map(processEntry),
@@ -269,7 +269,7 @@ class Reconstructor {
       generic: processes.map(genericEntry),
       summary: this.summary.toJson(),
       anomaly: [...this.anomalies, ...this.limitAnomalies(processes)],
-      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), apistatsOf(process, answered.get(process.pid))])),
+      apistats: Object.fromEntries(processes.map((process) => [String(process.pid), apistatsOf(process, answered)])),
     };
     return { section, eventsLost: this.tracer.lost, tracer: this.tracer.name };
   }
@@ -289,10 +289,18 @@ class Reconstructor {
   }
 }
 
-/** A process's calls by name: the tracer's counts (or its decoded calls), and the calls it never saw. */
-function apistatsOf(process: ProcessState, answered: ReadonlyMap<string, number> | undefined): Record<string, number> {
+/**
+ * A process's calls by name: the tracer's counts (or, without them, its decoded calls, among which
+ * processing put the calls the supervisor recorded), and the calls the tracer never saw because the
+ * supervisor answered them.
+ */
+function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<string, number> {
   const stats = new Map(process.counted ?? process.decoded);
-  for (const [call, count] of answered ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
+  const add = (counts: ReadonlyMap<string, number> | undefined) => {
+    for (const [call, count] of counts ?? []) stats.set(call, (stats.get(call) ?? 0) + count);
+  };
+  if (process.counted) add(answered.recorded.get(process.pid));
+  add(answered.counted.get(process.pid));
   return Object.fromEntries(stats);
 }
 
@@ -418,13 +426,13 @@ function processTree(processes: ProcessState[]): ProcessTreeNode[] {
 }
 
 /** The behaviour section, given what the capture and the supervisor add to the log. */
-export type FinishBehavior = (network?: NetworkHints, answered?: CallCounts) => BehaviorResult | undefined;
+export type FinishBehavior = (network?: NetworkHints, answered?: AnsweredCalls) => BehaviorResult | undefined;
 
 /**
  * The behaviour fold, for the pipeline's one pass over the log. Its result gives the section once the
  * capture's names and the supervisor's answered calls are known (undefined when the log holds no event).
  */
-export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'answered'> = {}): EventFold<FinishBehavior> {
+export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervised'> = {}): EventFold<FinishBehavior> {
   const reconstructor = new Reconstructor(options.limits ?? DEFAULT_BEHAVIOR_LIMITS, options.keepCalls ?? true);
   return {
     event: (event) => reconstructor.event(event),
@@ -439,6 +447,7 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'answere
 
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
-  const finish = await foldOne(eventsPath, behaviorFold(options));
-  return finish?.(options.network, options.answered);
+  const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
+  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised.sleeps));
+  return finish?.(options.network, answeredCalls(supervised));
 }

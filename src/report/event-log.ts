@@ -32,11 +32,26 @@ export type FoldOutcome<R> = { ok: true; value: R } | { ok: false; error: unknow
 
 /**
  * Feeds every fold from one streaming read of the log. Undefined when there is no log. A fold that throws
- * is dropped and its error returned in its place; the others go on.
+ * is dropped and its error returned in its place; the others go on. `among` are events from elsewhere (the
+ * calls the sample supervisor answered, which no tracer saw), in time order: each is fed before the first
+ * log event that is later, if the log has shown its process by then.
  */
-export async function foldEventLog(path: string, folds: ReadonlyArray<EventFold<unknown>>): Promise<Array<FoldOutcome<unknown>> | undefined> {
+export async function foldEventLog(
+  path: string,
+  folds: ReadonlyArray<EventFold<unknown>>,
+  among: readonly BehaviorEvent[] = [],
+): Promise<Array<FoldOutcome<unknown>> | undefined> {
   const feeder = new Feeder(folds);
-  if (!(await readLines(path, (line) => feeder.line(line)))) return undefined;
+  let next = 0;
+  const feed = (line: string) => {
+    const event = parseEvent(line);
+    if (event === undefined) return;
+    if (event === null) return feeder.malformed();
+    while (next < among.length && among[next]!.ts < event.ts) feeder.eventOfKnown(among[next++]!);
+    feeder.event(event);
+  };
+  if (!(await readLines(path, feed))) return undefined;
+  while (next < among.length) feeder.eventOfKnown(among[next++]!);
   return folds.map((fold) => {
     if (feeder.failures.has(fold)) return { ok: false, error: feeder.failures.get(fold) };
     try {
@@ -47,23 +62,28 @@ export async function foldEventLog(path: string, folds: ReadonlyArray<EventFold<
   });
 }
 
-/** Parses each line once and hands it to every fold still going. */
+/** Hands each event (each line parsed once) to every fold still going. */
 class Feeder {
   readonly failures = new Map<EventFold<unknown>, unknown>();
   #live: Array<EventFold<unknown>>;
   readonly #eventsPerPid = new Map<number, number>();
+  readonly #forked = new Set<number>();
 
   constructor(folds: ReadonlyArray<EventFold<unknown>>) {
     this.#live = [...folds];
   }
 
-  line(line: string): void {
-    const event = parseEvent(line);
-    if (event === undefined) return;
-    if (event === null) {
-      for (const fold of this.#live) this.#guard(fold, () => fold.malformed?.());
-      return;
-    }
+  malformed(): void {
+    for (const fold of this.#live) this.#guard(fold, () => fold.malformed?.());
+  }
+
+  /** An event from elsewhere: only for a process the log has shown, or whose creation it has. */
+  eventOfKnown(event: BehaviorEvent): void {
+    if (this.#eventsPerPid.has(event.pid) || this.#forked.has(event.pid)) this.event(event);
+  }
+
+  event(event: BehaviorEvent): void {
+    if (event.kind === 'process.fork') this.#forked.add(event.child);
     const index = this.#eventsPerPid.get(event.pid) ?? 0;
     this.#eventsPerPid.set(event.pid, index + 1);
     (event as Indexed)[CALL_INDEX] = index;
@@ -93,8 +113,8 @@ class Feeder {
 }
 
 /** One fold over the log: its result, undefined without a log; a fold's error is thrown. */
-export async function foldOne<R>(path: string, fold: EventFold<R>): Promise<R | undefined> {
-  const [outcome] = (await foldEventLog(path, [fold])) ?? [];
+export async function foldOne<R>(path: string, fold: EventFold<R>, among: readonly BehaviorEvent[] = []): Promise<R | undefined> {
+  const [outcome] = (await foldEventLog(path, [fold], among)) ?? [];
   if (!outcome) return undefined;
   if (!outcome.ok) throw outcome.error;
   return outcome.value as R;

@@ -34,8 +34,12 @@ export type EventBody =
   | { kind: 'process.ptrace'; request: number; target: number; ret: number }
   | { kind: 'process.setid'; call: string; ids: number[]; ret: number }
   | { kind: 'process.kill'; target: number; signal: number; ret: number }
-  /** nanosleep, clock_nanosleep, alarm, timerfd_settime...: how long the process asked to wait. */
-  | { kind: 'process.sleep'; seconds: number; ret: number }
+  /**
+   * nanosleep, clock_nanosleep, alarm, timerfd_settime...: how long the process asked to wait. `shortened`:
+   * the sample supervisor answered the call at once (a sleep past its threshold); the tracer never saw it,
+   * and processing puts it among the tracer's events from the supervisor's record.
+   */
+  | { kind: 'process.sleep'; seconds: number; ret: number; shortened?: true }
   /**
    * How many times the process made each system call (by name), every call counted, decoded or not; the
    * totals since it was first traced. Not a call itself: it never appears among the calls.

@@ -13,7 +13,7 @@ export function wishOf(task: Pick<TaskRow, 'machine' | 'platform' | 'tags'>): Ma
 }
 
 /** A task naming a machine runs only there; otherwise platform (when given) and all tags must match. */
-export function machineFits(machine: MachineRow, wish: MachineWish): boolean {
+export function machineFits(machine: Pick<MachineRow, 'name' | 'platform' | 'tags'>, wish: MachineWish): boolean {
   if (wish.machine) return machine.name === wish.machine;
   if (wish.platform && machine.platform !== wish.platform) return false;
   const tags = new Set(decodeList(machine.tags));

@@ -6,6 +6,7 @@ import type { AnalysisRequest, Machinery, RunResult } from '../machinery/types.j
 import type { AnalysisPaths } from '../storage/layout.js';
 import { parseOptions } from '../db/task-options.js';
 import { prepareTaskFolder } from './task-folder.js';
+import * as transfer from '../cluster/transfer/worker-hooks.js';
 
 export interface AnalysisRun {
   task: TaskRow;
@@ -26,7 +27,8 @@ export type AnalysisOutcome =
  * destroy. Never throws: every failure becomes an outcome the scheduler records.
  */
 export async function runAnalysis(ctx: AppContext, run: AnalysisRun): Promise<AnalysisOutcome> {
-  const { task, machine, machinery } = run;
+  const { machine, machinery } = run;
+  const task = ctx.config.cluster.role === 'worker' ? await transfer.beforeRun(ctx, run.task) : run.task;
   const sample = task.sample_id === null ? undefined : await ctx.stores.samples.get(task.sample_id);
   const paths = prepareTaskFolder(ctx.layout, task, sample);
   const log = taskLogger(paths);

@@ -8,7 +8,6 @@ import { nowIso } from '../util/time.js';
 import { machineFits, wishOf } from './matching.js';
 import { failUnrunnable, triageQueue } from './queue-triage.js';
 import { type AnalysisOutcome, runAnalysis } from './run-analysis.js';
-import { localOnly, type WorkerTransfer } from './worker-transfer.js';
 
 export interface SchedulerOptions {
   /** The machinery that runs machines of a kind; throws for kinds this node cannot run. */
@@ -17,8 +16,6 @@ export interface SchedulerOptions {
   processTask?: (taskId: number) => Promise<void>;
   /** How often the queue is looked at when nothing wakes the scheduler, in ms. */
   pollMs?: number;
-  /** A worker's exchange of samples and results with the main node; nothing to exchange by default. */
-  transfer?: WorkerTransfer;
 }
 
 /**
@@ -36,7 +33,6 @@ export class Scheduler {
   private readonly shutdown = new AbortController();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly worker = `${hostname()}:${process.pid}`;
-  private readonly transfer: WorkerTransfer;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private tickAgain = false;
@@ -48,9 +44,7 @@ export class Scheduler {
   constructor(
     private readonly ctx: AppContext,
     private readonly options: SchedulerOptions,
-  ) {
-    this.transfer = options.transfer ?? localOnly;
-  }
+  ) {}
 
   async start(): Promise<void> {
     await this.recover();
@@ -223,7 +217,6 @@ export class Scheduler {
     let outcome: AnalysisOutcome;
     try {
       await this.prepare(machinery);
-      await this.transfer.makeSampleLocal(task);
       const shutdown = AbortSignal.any([this.shutdown.signal, lost]);
       outcome = await runAnalysis(this.ctx, { task, machine, guestId, machinery, shutdown });
     } catch (error) {
@@ -265,7 +258,6 @@ export class Scheduler {
       if (taskId === undefined) return;
       try {
         await processTask(taskId);
-        await this.transfer.handOverResults(taskId);
       } catch (error) {
         this.ctx.log.error({ err: error, task: taskId }, 'processing failed');
       }

@@ -104,17 +104,22 @@ interface ArchiveColumns {
 export class TaskCreation {
   constructor(private readonly ctx: AppContext) {}
 
-  async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean }): Promise<number> {
-    await this.checkMachineSelection(params);
+  /**
+   * `node` pins the task to a node of the cluster (Cuckoo's distributed `POST /api/task`); the caller
+   * has checked that node's machines, so this node's own are not asked.
+   */
+  async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean; node?: string }): Promise<number> {
+    if (options.node === undefined) await this.checkMachineSelection(params);
     if (options.unique) await this.refuseKnownSample(file.hashes.sha256);
     const { known, fileType } = await this.identify(file);
     const placed = known ? await this.placeKnown(file, fileType) : await this.place({ ...file, fileType });
+    const pin = options.node === undefined ? undefined : { node: options.node };
     const taskId = await this.writeRows([placed], () => {
       // Samples are never deleted, so a known one only needs its task row: one statement, no transaction.
-      if (known && !options.unique) return this.ctx.stores.tasks.insert(this.taskRow('file', placed.target, params, known.id, null));
+      if (known && !options.unique) return this.ctx.stores.tasks.insert({ ...this.taskRow('file', placed.target, params, known.id, null), ...pin });
       return this.ctx.stores.transaction(async (trx) => {
         if (options.unique) await this.refuseKnownSample(file.hashes.sha256, trx);
-        return this.insertFileTask(trx, placed, params, null);
+        return this.insertFileTask(trx, placed, params, null, pin);
       });
     });
     await this.ensureBinary(placed);
@@ -354,10 +359,16 @@ export class TaskCreation {
     if (!present) await linkOrCopy(isPlaced(file) ? file.target : file.path, file.binary);
   }
 
-  private async insertFileTask(trx: Db, file: PlacedFile, params: TaskParams, submitId: number | null, origin?: ArchiveColumns): Promise<number> {
+  private async insertFileTask(
+    trx: Db,
+    file: PlacedFile,
+    params: TaskParams,
+    submitId: number | null,
+    extra?: ArchiveColumns | { node: string },
+  ): Promise<number> {
     const sampleId = await this.upsertSample(trx, file);
-    const row = this.taskRow(origin ? 'archive' : 'file', file.target, params, sampleId, submitId);
-    return this.ctx.stores.tasks.insert({ ...row, ...origin }, trx);
+    const row = this.taskRow(extra && 'archive_id' in extra ? 'archive' : 'file', file.target, params, sampleId, submitId);
+    return this.ctx.stores.tasks.insert({ ...row, ...extra }, trx);
   }
 
   private upsertSample(trx: Db, file: TypedFile): Promise<number> {

@@ -5,7 +5,7 @@ import { taskListRows } from './task-rows.js';
 
 const RECENT_TASKS = 10;
 
-/** Everything the dashboard shows: /cuckoo/status, tasks by state, machines and the latest tasks. */
+/** Everything the dashboard shows: /cuckoo/status (with the nodes), tasks by state, machines and the latest tasks. */
 export async function dashboardOf(ctx: AppContext) {
   const [status, counts, machines, running, recent] = await Promise.all([
     serverStatus(ctx),
@@ -20,6 +20,7 @@ export async function dashboardOf(ctx: AppContext) {
     machines: machines.map((machine) => ({
       name: machine.name,
       label: machine.label,
+      node: machine.node,
       platform: machine.platform,
       locked: machine.locked === 1,
       task: running.get(machine.name) ?? null,

@@ -286,5 +286,7 @@ describe('node identity', () => {
   it('qualifies default machine names with the node name when one is configured', () => {
     assert.equal(defaultMachineName('', 1), 'linux1');
     assert.equal(defaultMachineName('w7', 2), 'w7-linux2');
+    const machines = validateConfig({ cluster: { node_name: 'w7' }, machines_auto: { count: 2 } }).machines.map((machine) => machine.name);
+    assert.deepEqual(machines, ['w7-linux1', 'w7-linux2'], 'the default machines carry the node name');
   });
 });

@@ -49,6 +49,20 @@ describe('end to end on the Linux machine: what the supervisor defeats', { timeo
       ['epoll_wait', 270], ['epoll_pwait', 270], ['epoll_pwait2', 270],
     ]);
     assert.ok(report.debug.log.some((line: string) => /set a timer of 270 s \(timerfd_settime\): it fired early/.test(line)));
+    // The calls the supervisor answered never reached the tracer: they are listed among the process's
+    // calls from its record, in time order (before the file the sample writes once its waits are over).
+    const sample = report.behavior.processes.find((process: any) => process.calls.some((call: any) => call.arguments.shortened === true));
+    assert.ok(sample, 'a process lists the answered calls');
+    const answered = sample.calls.filter((call: any) => call.arguments.shortened === true);
+    assert.deepEqual(answered.map((call: any) => [call.api, call.arguments.seconds, call.category, call.return_value]), [
+      ['timerfd_settime', 270, 'synchronisation', 0],
+      ['pselect6', 270, 'synchronisation', 0], ['pselect6', 270, 'synchronisation', 0], ['pselect6', 270, 'synchronisation', 0],
+      ['poll', 270, 'synchronisation', 0], ['poll', 270, 'synchronisation', 0], ['ppoll', 270, 'synchronisation', 0],
+      ['epoll_wait', 270, 'synchronisation', 0], ['epoll_pwait', 270, 'synchronisation', 0], ['epoll_pwait2', 270, 'synchronisation', 0],
+    ]);
+    const written = sample.calls.findIndex((call: any) => call.arguments.path === '/tmp/after-time-evasions');
+    assert.ok(written > sample.calls.indexOf(answered.at(-1)), `the last answered call comes before the file is written (at ${written})`);
+    for (const call of answered) assert.equal(report.behavior.apistats[String(sample.pid)][call.api] >= 1, true, call.api);
     // Real short ones ran as asked: a 0.3 s itimer and poll, a 60 s poll on a pipe a child wrote to after 1 s.
     const noted = dropped(report).find((file) => file.filepath === '/tmp/time-evasions.txt');
     assert.ok(noted?.path, 'the sample noted its waits');

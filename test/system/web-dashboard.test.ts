@@ -9,7 +9,7 @@ import { taskRow } from '../helpers/tasks.js';
 interface Dashboard {
   status: Record<string, unknown>;
   tasksByState: Record<string, number>;
-  machines: Array<{ name: string; label: string; platform: string; locked: boolean; task: number | null; status: string | null }>;
+  machines: Array<{ name: string; label: string; node: string; platform: string; locked: boolean; task: number | null; status: string | null }>;
   recent: Array<{ id: number; target: string; state: string }>;
 }
 
@@ -36,9 +36,10 @@ describe('web dashboard', () => {
     assert.equal(body.tasksByState.running, 1);
     assert.equal(body.tasksByState.reported, 1);
     assert.equal(body.tasksByState.failed_analysis, 0);
+    const nodeOf = new Map((await server.db.selectFrom('machines').select(['name', 'node']).execute()).map((row) => [row.name, row.node]));
     assert.deepEqual(body.machines, [
-      { name: 'linux1', label: 'vm-1', platform: 'linux', locked: true, task: running, status: null },
-      { name: 'linux2', label: 'linux2', platform: 'linux', locked: false, task: null, status: null },
+      { name: 'linux1', label: 'vm-1', node: nodeOf.get('linux1'), platform: 'linux', locked: true, task: running, status: null },
+      { name: 'linux2', label: 'linux2', node: nodeOf.get('linux2'), platform: 'linux', locked: false, task: null, status: null },
     ]);
     assert.deepEqual(body.recent.map((task) => task.target), ['http://done.example/', 'http://running.example/']);
   });

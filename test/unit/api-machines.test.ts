@@ -36,6 +36,7 @@ describe('GET /machines/list and /machines/view', () => {
       assert.deepEqual(body.machines.map((m: { name: string }) => m.name), ['cuckoo1', 'plain']);
       const machine = cuckoo1(body);
       assert.match(machine.locked_changed_on, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+      assert.equal(typeof machine.node, 'string', "nestbox's node field: who runs the machine");
       assert.deepEqual(machine, {
         id: machine.id,
         interface: 'nbx0',
@@ -44,6 +45,7 @@ describe('GET /machines/list and /machines/view', () => {
         locked: true,
         locked_changed_on: machine.locked_changed_on,
         name: 'cuckoo1',
+        node: machine.node,
         options: ['noagent'],
         platform: 'linux',
         rcparams: {},

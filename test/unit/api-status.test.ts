@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 describe('GET /cuckoo/status', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ machines: [{ name: 'linux1' }] });
   });
   after(() => server.close());
 

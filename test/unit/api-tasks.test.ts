@@ -322,7 +322,6 @@ describe('GET /tasks/reschedule', () => {
         archive_name: null,
         archive_member: null,
         score: null,
-        // A copy is nobody's until a node claims it.
         node: null,
         node_task_id: null,
         delegated_on: null,

@@ -7,7 +7,6 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { BehaviorEvent, EventBody } from '../../src/report/events.js';
 import { reconstructBehavior, TracerNotes } from '../../src/processing/behavior-log.js';
-import { answeredCalls } from '../../src/processing/supervisor-log.js';
 import { commandLine } from '../../src/report/command-line.js';
 import { type EventFold, foldEventLog } from '../../src/report/event-log.js';
 
@@ -259,17 +258,28 @@ describe('behaviour named by system calls', () => {
   });
 
   it('adds the calls the supervisor answered itself, which never reached the tracer, to their process', async () => {
-    const cut = (pid: number, call: string) => ({ pid, call, seconds: 600, time: T0 });
-    const answered = answeredCalls([
-      cut(200, 'nanosleep'), cut(200, 'nanosleep'), cut(200, 'clock_nanosleep'), cut(201, 'poll'),
+    const cut = (pid: number, call: string, at: number) => ({ pid, call, seconds: 600, time: T0 + at });
+    const sleeps = [
+      cut(200, 'nanosleep', 0.85), cut(200, 'nanosleep', 0.86), cut(200, 'clock_nanosleep', 0.87), cut(201, 'poll', 1.35),
       // Rewritten, then let go on: the tracer counted it.
-      cut(200, 'alarm'),
-      // No process of the log.
-      cut(999, 'nanosleep'),
-    ]);
-    const { section } = (await reconstructBehavior(log, { answered }))!;
+      cut(200, 'alarm', 0.88),
+    ];
+    // Past its first records, the supervisor counts (alarm: the tracer's to count; process 0: past its table).
+    const unrecorded = [{ pid: 201, call: 'poll', count: 5 }, { pid: 200, call: 'alarm', count: 3 }, { pid: 0, call: '', count: 9 }];
+    const { section } = (await reconstructBehavior(log, { supervised: { sleeps, unrecorded } }))!;
     assert.deepEqual(section.apistats['200'], { openat: 40, read: 12, getdents64: 3, creat: 1, nanosleep: 2, clock_nanosleep: 1 });
-    assert.deepEqual(section.apistats['201'], { execve: 1, openat: 2, poll: 1 });
+    assert.deepEqual(section.apistats['201'], { execve: 1, openat: 2, poll: 6 });
+    // Listed among the process's calls where they happened, marked as answered by the supervisor.
+    const calls = (pid: number) => section.processes.find((p) => p.pid === pid)!.calls;
+    assert.deepEqual(calls(201).map((call) => call.api), ['execve', 'openat', 'openat', 'poll']);
+    assert.deepEqual(calls(200).slice(-5).map((call) => call.api), ['clock_nanosleep', 'nanosleep', 'nanosleep', 'clock_nanosleep', 'creat']);
+    assert.deepEqual(calls(201).at(-1), {
+      api: 'poll', category: 'synchronisation', time: T0 + 1.35, tid: 201, status: true, return_value: 0, arguments: { seconds: 600, shortened: true }, repeated: 0,
+    });
+  });
+
+  it('keeps a process the log does not know out, whatever the supervisor recorded', async () => {
+    const { section } = (await reconstructBehavior(log, { supervised: { sleeps: [{ pid: 999, call: 'nanosleep', seconds: 600, time: T0 + 0.5 }], unrecorded: [] } }))!;
     assert.equal(section.apistats['999'], undefined);
   });
 

@@ -219,6 +219,13 @@ describe('guest uploads into the analysis folder', () => {
       { event: 'capture', reason: 'exec', pid: 8, filepath: '/tmp/.y', size: 10, sha256: 'not a hash' },
       { event: 'sleep', pid: -1, call: 'nanosleep', seconds: 20, time: 1 },
       { event: 'sleep', pid: 3, call: 'Bad Name', seconds: 20, time: 1 },
+      { event: 'unrecorded', pid: 7, call: 'nanosleep', count: 300, extra: 'x' },
+      { event: 'unrecorded', pid: 0, call: '', count: 4 },
+      { event: 'unrecorded', pid: 7, call: 'nanosleep', count: 0 },
+      { event: 'unrecorded', pid: 7, call: 'nanosleep', count: 1.5 },
+      // Not a kind of line, whatever the prototype of an object holds.
+      { event: 'constructor', pid: 7 },
+      { event: '__proto__', pid: 7 },
     ].map((line) => JSON.stringify(line)).join('\n');
     const body = Buffer.from(`${record}\nnot json\n`);
     new UploadStream(uploads).push(Buffer.concat([frame({ kind: 'supervisor' }, body), frame({ kind: 'supervisor' }, body), END]));
@@ -226,6 +233,8 @@ describe('guest uploads into the analysis folder', () => {
     assert.deepEqual(readFileSync(paths.supervisorLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)), [
       { event: 'sleep', pid: 7, call: 'clock_nanosleep', seconds: 90, time: 1700000000 },
       { event: 'capture', reason: 'exec', pid: 8, filepath: '/tmp/.x', size: 10, sha256: sha },
+      { event: 'unrecorded', pid: 7, call: 'nanosleep', count: 300 },
+      { event: 'unrecorded', pid: 0, call: '', count: 4 },
     ]);
     assert.deepEqual(uploads.entries, []);
     assert.match(uploads.warnings.join(), /the supervisor's record of \d+ bytes not kept: one of at most/);

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app.js';
 import { Registrar } from './registrar.js';
 import { artifactRoutes } from './artifacts.js';
+import { clusterTransferRoutes } from './cluster-transfer.js';
+import { distributedRoutes } from './distributed/index.js';
 import { machineRoutes } from './machines.js';
 import { reportRoutes } from './reports.js';
 import { serviceRoutes, type ServiceRouteOptions } from './service.js';
@@ -19,4 +21,6 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext, opti
   machineRoutes(r, ctx);
   serviceRoutes(r, ctx, options);
   await taskCreationRoutes(app, ctx);
+  await clusterTransferRoutes(app, ctx);
+  await distributedRoutes(app, ctx);
 }

@@ -10,6 +10,9 @@ export interface RouteOptions {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
+/** The methods a path answers, each with its handler (GET also answers HEAD). */
+export type MethodHandlers = Partial<Record<'GET' | 'POST' | 'PUT' | 'DELETE', Handler>>;
+
 /**
  * Registers a route under its path and its aliases. Like Flask's, GET routes also answer HEAD, every
  * route answers OPTIONS with its `Allow` list, and other methods get 405 with that list.
@@ -18,32 +21,33 @@ export class Registrar {
   constructor(private readonly app: FastifyInstance) {}
 
   get(paths: string | string[], handler: Handler, options: RouteOptions = {}): void {
-    this.route('GET', paths, handler, options);
+    this.routes(paths, { GET: handler }, options);
   }
 
   post(paths: string | string[], handler: Handler, options: RouteOptions = {}): void {
-    this.route('POST', paths, handler, options);
+    this.routes(paths, { POST: handler }, options);
   }
 
-  private route(method: 'GET' | 'POST', paths: string | string[], handler: Handler, options: RouteOptions): void {
-    const allowed = method === 'GET' ? ['GET', 'HEAD', 'OPTIONS'] : ['POST', 'OPTIONS'];
-    const allow = allowed.join(', ');
+  /** Several methods on the same paths (Cuckoo's distributed API has GET, PUT and DELETE on /node/<name>). */
+  routes(paths: string | string[], handlers: MethodHandlers, options: RouteOptions = {}): void {
+    const methods = Object.keys(handlers) as Array<keyof MethodHandlers>;
+    const allowed = methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+    const allow = [...allowed, 'OPTIONS'].join(', ');
     const others = METHODS.filter((candidate) => !allowed.includes(candidate));
     for (const path of Array.isArray(paths) ? paths : [paths]) {
       for (const prefix of options.v1 ? ['', '/v1'] : ['']) {
         const url = prefix + path;
-        this.app.route({ method, url, handler });
+        for (const method of methods) this.app.route({ method, url, handler: handlers[method]! });
         this.app.route({ method: 'OPTIONS', url, handler: async (_request, reply) => reply.header('allow', allow).type('text/html; charset=utf-8').code(200).send() });
         this.app.route({
           method: others,
           url,
           handler: async (request, reply) => {
             reply.header('allow', allow);
-            throw new NestboxError('method_not_allowed', `${request.method} is not allowed here; use ${allowed[0]}`);
+            throw new NestboxError('method_not_allowed', `${request.method} is not allowed here; use ${methods.join(' or ')}`);
           },
         });
       }
     }
   }
 }
-

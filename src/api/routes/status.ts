@@ -1,7 +1,9 @@
-import { readFile, statfs } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { diskSpace } from '../disk-space.js';
 import { cpus, hostname, loadavg } from 'node:os';
 import type { AppContext } from '../../app.js';
 import { COUNTED_STATUSES } from '../../db/tasks.js';
+import { clusterStatus } from '../cluster-status.js';
 import { NESTBOX_RELEASE, NESTBOX_VERSION, PROTOCOL_VERSION } from '../../version.js';
 import type { Registrar } from './registrar.js';
 
@@ -10,10 +12,15 @@ export function statusRoutes(r: Registrar, ctx: AppContext): void {
   r.get(['/cuckoo/status', '/sandbox/status'], async () => serverStatus(ctx), { v1: true });
 }
 
+/**
+ * Cuckoo's status of this host (load, memory, disk space), with the tasks of the whole database and the
+ * machines of every live node: a cluster answers as one sandbox. `nodes` (nestbox's) shows each node
+ * by name, so Cuckoo's fields keep their meaning and type.
+ */
 export async function serverStatus(ctx: AppContext) {
-  const [counts, machines, diskspace] = await Promise.all([
+  const [counts, cluster, diskspace] = await Promise.all([
     ctx.stores.tasks.countByStatus(),
-    ctx.stores.machines.list(),
+    clusterStatus(ctx),
     diskSpace({ analyses: ctx.layout.analyses, binaries: ctx.layout.binaries, temporary: ctx.layout.tmp }),
   ]);
   const tasks: Record<string, number> = { total: Object.values(counts).reduce((a, b) => a + b, 0) };
@@ -23,31 +30,15 @@ export async function serverStatus(ctx: AppContext) {
     cpuload: loadavg(),
     diskspace,
     hostname: hostname(),
-    machines: { available: machines.filter((m) => m.locked === 0).length, total: machines.length },
+    machines: cluster.machines,
     ...(await memoryInfo()),
     nestbox_version: NESTBOX_RELEASE,
+    nodes: Object.fromEntries(cluster.nodes.map((node) => [node.name, node])),
     processes: {},
     protocol_version: PROTOCOL_VERSION,
     tasks,
     version: NESTBOX_VERSION,
   };
-}
-
-async function diskSpace(dirs: Record<string, string>) {
-  const result: Record<string, { total: number; free: number; used: number }> = {};
-  for (const [key, dir] of Object.entries(dirs)) {
-    try {
-      const stats = await statfs(dir);
-      result[key] = {
-        total: stats.blocks * stats.bsize,
-        free: stats.bavail * stats.bsize,
-        used: (stats.blocks - stats.bavail) * stats.bsize,
-      };
-    } catch {
-      // A missing folder is left out, as Cuckoo does.
-    }
-  }
-  return result;
 }
 
 /** Cuckoo 2.0.3+: `memory` is percent used; `memavail` and `memtotal` are in kB. */

@@ -1,21 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app.js';
-import { invalidInput, tooLarge } from '../../errors.js';
-import { removeFile, saveFilePart } from '../../storage/upload.js';
-import { RequestBudget } from '../request-budget.js';
-import { type StagedFile, TaskCreation } from '../../tasks/create.js';
-import { FormFields, parseBoolean, parseTaskParams, parseUrl, uploadBaseName } from '../form-fields.js';
+import { invalidInput } from '../../errors.js';
+import { TaskCreation } from '../../tasks/create.js';
+import { parseBoolean, parseTaskParams, parseUrl } from '../form-fields.js';
+import { registerFormParsers, withFieldForm, withFileForm, withForm } from '../received-forms.js';
 import { classifyString, stringLines } from '../submit-strings.js';
 import { Registrar } from './registrar.js';
-
-/** Room for the form fields around the one file of /tasks/create/file when checking Content-Length. */
-const FORM_ALLOWANCE = 1024 * 1024;
-const FIELD_LIMIT = 1024 * 1024;
-/** Largest upload of create/file kept in memory: a sample stored before is then never written again. */
-const HELD_UPLOAD = 64 * 1024;
 
 /**
  * POST /tasks/create/file, /tasks/create/url and /tasks/create/submit (and their /v1 aliases). Forms
@@ -24,13 +14,7 @@ const HELD_UPLOAD = 64 * 1024;
 export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   // A scope of its own, so that only these routes read multipart and urlencoded bodies.
   await app.register(async (scope) => {
-    await scope.register(multipart, {
-      preservePath: true,
-      limits: { fileSize: ctx.config.api.upload_limit, fieldSize: FIELD_LIMIT, files: 1000, parts: 2000 },
-    });
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-      done(null, FormFields.fromQueryString(body as string));
-    });
+    await registerFormParsers(scope, ctx);
     const creation = new TaskCreation(ctx);
     const r = new Registrar(scope);
     r.post('/tasks/create/file', (request, reply) => createFile(ctx, creation, request, reply), { v1: true });
@@ -40,13 +24,7 @@ export async function taskCreationRoutes(app: FastifyInstance, ctx: AppContext):
 }
 
 async function createFile(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  const limit = ctx.config.api.upload_limit;
-  const length = Number(request.headers['content-length']);
-  if (Number.isFinite(length) && length > limit + FORM_ALLOWANCE) {
-    abandonBody(request, reply);
-    throw tooLarge(`The request of ${length} bytes is larger than the upload limit of ${limit} bytes (api.upload_limit)`);
-  }
-  return withForm(ctx, request, reply, { fileFields: ['file'], maxFiles: 1, holdUpTo: HELD_UPLOAD }, async (form) => {
+  return withFileForm(ctx, request, reply, async (form) => {
     const file = form.files[0];
     if (!file) throw invalidInput('No file has been given: send it as the multipart file part "file"');
     const params = parseTaskParams(form.fields, ctx.config);
@@ -56,7 +34,7 @@ async function createFile(ctx: AppContext, creation: TaskCreation, request: Fast
 }
 
 async function createUrl(ctx: AppContext, creation: TaskCreation, request: FastifyRequest, reply: FastifyReply) {
-  return withForm(ctx, request, reply, { fileFields: [], maxFiles: 0, holdUpTo: 0 }, async ({ fields }) => {
+  return withFieldForm(ctx, request, reply, async (fields) => {
     const url = parseUrl(fields);
     return { task_id: await creation.createUrlTask(url, parseTaskParams(fields, ctx.config)) };
   });
@@ -71,104 +49,4 @@ async function createSubmit(ctx: AppContext, creation: TaskCreation, request: Fa
     const result = await creation.submit({ files, strings }, params);
     return { errors: result.errors, submit_id: result.submitId, task_ids: result.taskIds };
   });
-}
-
-interface ReceivedFile extends StagedFile {
-  field: string;
-}
-
-interface ReceivedForm {
-  fields: FormFields;
-  files: ReceivedFile[];
-}
-
-interface FormOptions {
-  /** Names of the file parts kept; other file parts are read and dropped. */
-  fileFields: readonly string[];
-  maxFiles: number;
-  /** Files up to this size stay in memory until the task creation needs them on disk (see StagedFile). */
-  holdUpTo: number;
-}
-
-/**
- * Reads the form (files staged under tmppath), runs `use`, and removes the staged files whatever
- * happens: the files that matter are linked into storage by then.
- */
-async function withForm<T>(
-  ctx: AppContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: FormOptions,
-  use: (form: ReceivedForm) => Promise<T>,
-): Promise<T> {
-  // Uploads are staged as single files (no folder per request: every file-system call counts here).
-  const stagingPath = () => join(ctx.layout.tmp, `upload-${randomUUID()}`);
-  // Files fully received; a file that fails part-way removes itself.
-  const received: ReceivedFile[] = [];
-  try {
-    const budget = new RequestBudget(ctx.config.api.request_limit, ctx.config.api.upload_limit);
-    budget.checkDeclared(contentLength(request));
-    const form = request.isMultipart()
-      ? await readMultipart(request, options, budget, stagingPath, received)
-      : { fields: bodyFields(request), files: [] };
-    return await use(form);
-  } catch (error) {
-    abandonBody(request, reply);
-    throw error;
-  } finally {
-    // A file still held in memory was never written.
-    await Promise.all(received.filter((file) => file.content === undefined).map((file) => removeFile(file.path)));
-  }
-}
-
-async function readMultipart(
-  request: FastifyRequest,
-  options: FormOptions,
-  budget: RequestBudget,
-  stagingPath: () => string,
-  files: ReceivedFile[],
-): Promise<ReceivedForm> {
-  const fields = new FormFields();
-  for await (const part of request.parts()) {
-    if (part.type === 'field') {
-      if (part.valueTruncated) throw invalidInput(`${part.fieldname} is longer than ${FIELD_LIMIT} bytes`);
-      const value = String(part.value);
-      budget.take(Buffer.byteLength(value));
-      fields.add(part.fieldname, value);
-      continue;
-    }
-    if (!options.fileFields.includes(part.fieldname) || files.length >= options.maxFiles) {
-      // Not a file this endpoint reads: let it pass.
-      for await (const chunk of part.file) budget.take((chunk as Buffer).length);
-      continue;
-    }
-    const name = uploadBaseName(part.filename);
-    const path = stagingPath();
-    const { hashes, content } = await saveFilePart(part.file, path, budget.fileLimits(contentLength(request)), options.holdUpTo);
-    files.push({ field: part.fieldname, path, name, hashes, content });
-    budget.take(hashes.size);
-  }
-  return { fields, files };
-}
-
-/** Fields of an urlencoded body; no body means no fields. Other bodies (JSON...) are not forms. */
-function bodyFields(request: FastifyRequest): FormFields {
-  if (request.body instanceof FormFields) return request.body;
-  if (request.body === undefined || request.body === null) return new FormFields();
-  throw invalidInput('Send the fields as multipart/form-data or application/x-www-form-urlencoded');
-}
-
-function contentLength(request: FastifyRequest): number | undefined {
-  const length = Number(request.headers['content-length']);
-  return Number.isSafeInteger(length) ? length : undefined;
-}
-
-/**
- * After a failure part-way through an upload, the rest of the body is read and dropped and the
- * connection closes after the answer, so the client gets the error instead of a stalled upload.
- */
-function abandonBody(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.raw.complete) return;
-  reply.header('connection', 'close');
-  request.raw.resume();
 }

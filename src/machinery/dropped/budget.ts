@@ -1,11 +1,11 @@
-import { type Config, configSchema } from '../../config/schema.js';
+import { type Config, configSectionsSchema } from '../../config/schema.js';
 
 /** The configuration's `dropped_files` section: how much of what a sample wrote a task keeps. */
 export type DroppedFileLimits = Config['dropped_files'];
 
 /** The documented defaults, for machines prepared outside the service (image commands, benchmarks). */
 export function defaultDroppedFileLimits(): DroppedFileLimits {
-  return configSchema.shape.dropped_files.parse(undefined);
+  return configSectionsSchema.shape.dropped_files.parse(undefined);
 }
 
 /** Why a listed file keeps less than all of its bytes. */

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Stream, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DroppedFileLimits } from '../dropped/budget.js';
+import type { UnrecordedCalls } from '../../report/supervisor-log.js';
 
 /**
  * The sample's supervisor (native/supervisor.c), one per task, outside the sandbox. It is started before
@@ -36,6 +37,8 @@ export interface SupervisorOptions {
   /** Set when each process is to be dumped as it exits. */
   onExit?: (pid: number) => Promise<void>;
   onSleep: (sleep: ShortenedSleep) => void;
+  /** At its end: the shortened calls past its records (the first 200), counted by process and call. */
+  onUnrecorded: (calls: UnrecordedCalls) => void;
   onCapture: (file: CapturedFile) => void;
   onProblem: (message: string) => void;
 }
@@ -72,11 +75,14 @@ type SupervisorEvent =
   | ({ event: 'sleep' } & ShortenedSleep)
   | { event: 'capture'; reason: 'exec' | 'delete'; pid: number; path: string; file: string; size: number; kept: number; sha256: string }
   | { event: 'missed'; reason: string; pid: number; path: string; error: string }
+  | ({ event: 'unrecorded' } & UnrecordedCalls)
   | { event: 'exit'; pid: number }
   | { event: 'ready' };
 
 export class SampleSupervisor {
   private stopping = false;
+  /** Resolved once its output is read to the end. */
+  private ended: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly child: ChildProcess,
@@ -120,10 +126,10 @@ export class SampleSupervisor {
   async stop(): Promise<void> {
     const { child } = this;
     this.stopping = true;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     const timer = new AbortController();
-    await Promise.race([once(child, 'exit'), sleep(2000, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    // Its last lines (the calls it counted past its records) are read before it counts as stopped.
+    await Promise.race([this.ended, sleep(2000, undefined, { signal: timer.signal }).catch(() => undefined)]);
     timer.abort();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
@@ -145,6 +151,7 @@ export class SampleSupervisor {
     (child.stdin as Writable).on('error', () => undefined);
     const lines = createInterface({ input: child.stdout as Readable, crlfDelay: Infinity });
     lines.on('line', (line) => void this.onLine(line));
+    this.ended = once(lines, 'close').then(() => undefined);
   }
 
   private async onLine(line: string): Promise<void> {
@@ -158,6 +165,9 @@ export class SampleSupervisor {
     switch (event.event) {
       case 'sleep':
         options.onSleep({ pid: event.pid, call: event.call, seconds: event.seconds, time: event.time });
+        break;
+      case 'unrecorded':
+        options.onUnrecorded({ pid: event.pid, call: event.call, count: event.count });
         break;
       case 'capture':
         options.onCapture({

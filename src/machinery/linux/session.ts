@@ -49,7 +49,7 @@ export class LinuxSession implements MachineSession {
   /** The sample's supervisor and the end of its socket pair the sample's sandbox inherits, until it is spawned. */
   private supervisor: { process: SampleSupervisor; channel: Stream | undefined } | undefined;
   /** What the supervisor did: shortened sleeps, captured files, dumps of exiting processes. */
-  private readonly supervision: Supervision = { sleeps: [], captured: [], exitDumps: [], exitDumpBytes: 0, exitDumpsStopped: false };
+  private readonly supervision: Supervision = { sleeps: [], unrecorded: [], captured: [], exitDumps: [], exitDumpBytes: 0, exitDumpsStopped: false };
   private readonly warnings: string[] = [];
   private stopped: Promise<void> | undefined;
   /** Set once the sample's run is over: a display that comes up later takes no screenshots. */
@@ -360,6 +360,7 @@ export class LinuxSession implements MachineSession {
       watchFiles,
       ...(request.memory ? { onExit: (pid: number) => dumpExitingProcess(pid, request.paths.memory, supervision, this.analysisLog) } : {}),
       onSleep: (sleep) => recordSupervision.sleep(sleep, supervision, this.analysisLog),
+      onUnrecorded: (calls) => recordSupervision.unrecorded(calls, supervision, this.analysisLog),
       onCapture: (file) => recordSupervision.capture(file, supervision, this.analysisLog),
       onProblem: (message) => this.warn(message),
     });

@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import type { AnalysisLog } from './analysis-log.js';
 import type { FilesJsonLine } from './dropped-files.js';
 import { dumpProcessMemory } from './memory-dump.js';
+import type { UnrecordedCalls } from '../../report/supervisor-log.js';
 import { type CapturedFile, type ShortenedSleep, TIMER_CALLS, WAIT_CALLS } from './sample-supervisor.js';
 
 /** What the sample's supervisor did during one run, as the session keeps it for collect(). */
 export interface Supervision {
   sleeps: ShortenedSleep[];
+  /** The shortened calls past the supervisor's records, counted. */
+  unrecorded: UnrecordedCalls[];
   captured: CapturedFile[];
   /** files.json lines of the processes dumped as they exited. */
   exitDumps: FilesJsonLine[];
@@ -28,6 +31,10 @@ export const recordSupervision = {
   sleep(sleep: ShortenedSleep, supervision: Supervision, analysisLog: AnalysisLog): void {
     supervision.sleeps.push(sleep);
     analysisLog.info(`process ${sleep.pid} ${shortenedText(sleep)}`, 'supervisor');
+  },
+  unrecorded(calls: UnrecordedCalls, supervision: Supervision, analysisLog: AnalysisLog): void {
+    supervision.unrecorded.push(calls);
+    analysisLog.info(`${calls.count} more ${calls.call || 'calls'} of process ${calls.pid} were shortened (counted, not each recorded)`, 'supervisor');
   },
   capture(file: CapturedFile, supervision: Supervision, analysisLog: AnalysisLog): void {
     supervision.captured.push(file);
@@ -57,6 +64,7 @@ export async function dumpExitingProcess(pid: number, memoryDir: string, supervi
 export async function writeSupervisionLog(path: string, supervision: Supervision): Promise<void> {
   const lines = [
     ...supervision.sleeps.map((sleep) => ({ event: 'sleep', ...sleep })),
+    ...supervision.unrecorded.map((calls) => ({ event: 'unrecorded', ...calls })),
     ...supervision.captured.map(({ reason, pid, filepath, size, sha256 }) => ({ event: 'capture', reason, pid, filepath, size, sha256 })),
   ];
   await writeFile(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRegularFile } from '../safe-open.js';
-import { skippedSleeps } from '../supervisor-log.js';
+import { readSupervisorRecord } from '../../report/supervisor-log.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */
@@ -16,7 +16,7 @@ export const debugModule: ProcessingModule<'debug'> = {
   async run(input) {
     const errors = [...new Set(input.errors.map((error) => error.message).filter((message) => message.trim() !== ''))];
     const action = [...new Set(input.errors.map((error) => error.action).filter((name) => name !== ''))];
-    const skipped = await skippedSleeps(input.paths.supervisorLog);
+    const skipped = (await readSupervisorRecord(input.paths.supervisorLog)).sleeps;
     return {
       log: await readLines(input.paths.analysisLog),
       cuckoo: await readLines(input.paths.taskLog),

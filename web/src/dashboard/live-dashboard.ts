@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { getJson } from '../api';
+import type { NodeStatus } from '../../../src/api/node-status';
 import type { TaskRow } from '../components/task-row';
 
 export interface DiskSpace {
@@ -22,9 +23,11 @@ export interface Dashboard {
     memavail: number | null;
     machines: { available: number; total: number };
     tasks: Record<string, number>;
+    /** The cluster's nodes by name. */
+    nodes: Record<string, NodeStatus>;
   };
   tasksByState: Record<string, number>;
-  machines: Array<{ name: string; label: string; platform: string; locked: boolean; task: number | null; status: string | null }>;
+  machines: Array<{ name: string; label: string; node: string; platform: string; locked: boolean; task: number | null; status: string | null }>;
   recent: TaskRow[];
 }
 

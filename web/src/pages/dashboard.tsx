@@ -3,6 +3,7 @@ import { formatBytes } from '../components/format';
 import { analysisHref } from '../components/links';
 import { TaskTable } from '../components/task-table';
 import { type Dashboard, type Liveness, useLiveDashboard } from '../dashboard/live-dashboard';
+import { NodeTable } from '../dashboard/node-table';
 import './pages.css';
 
 const LIVENESS: Record<Liveness, string> = {
@@ -34,6 +35,10 @@ function DashboardBody({ dashboard }: { dashboard: Dashboard }) {
         <HostCard status={dashboard.status} />
         <DiskCard disks={dashboard.status.diskspace} />
       </div>
+      <section>
+        <h2>Nodes</h2>
+        <NodeTable nodes={Object.values(dashboard.status.nodes ?? {})} />
+      </section>
       <section>
         <h2>Machines</h2>
         <MachineTable machines={dashboard.machines} />
@@ -93,7 +98,7 @@ function HostCard({ status }: { status: Dashboard['status'] }) {
         </dd>
         <dt>Memory used</dt>
         <dd>{status.memory === null ? '–' : `${status.memory.toFixed(0)} % of ${formatBytes((status.memtotal ?? 0) * 1024)}`}</dd>
-        <dt>Machines free</dt>
+        <dt>Machines free (live nodes)</dt>
         <dd>
           {status.machines.available} of {status.machines.total}
         </dd>
@@ -131,6 +136,7 @@ function MachineTable({ machines }: { machines: Dashboard['machines'] }) {
         <tr>
           <th>Name</th>
           <th>Label</th>
+          <th>Node</th>
           <th>Platform</th>
           <th>Lock</th>
           <th>Status</th>
@@ -142,6 +148,7 @@ function MachineTable({ machines }: { machines: Dashboard['machines'] }) {
           <tr key={machine.name}>
             <td>{machine.name}</td>
             <td>{machine.label}</td>
+            <td>{machine.node || '–'}</td>
             <td>{machine.platform}</td>
             <td>{machine.locked ? <span class="badge badge-busy">locked</span> : <span class="badge badge-good">free</span>}</td>
             <td>{machine.status ?? '–'}</td>

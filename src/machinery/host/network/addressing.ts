@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { unavailable } from '../../../errors.js';
+import { ipToNumber, numberToIp } from '../../../util/ipv4.js';
 
 /**
  * Each task gets a /30 in 10.200.0.0/16 for the link between its machine and its gateway, and, for
@@ -81,12 +82,4 @@ function overlaps(route: Ipv4Route, blockStart: number): boolean {
 function littleEndianHex(hex: string): number {
   const value = Number.parseInt(hex, 16);
   return (((value & 0xff) << 24) | (((value >>> 8) & 0xff) << 16) | (((value >>> 16) & 0xff) << 8) | (value >>> 24)) >>> 0;
-}
-
-export function ipToNumber(ip: string): number {
-  return ip.split('.').reduce((total, octet) => total * 256 + Number(octet), 0);
-}
-
-export function numberToIp(value: number): string {
-  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
 }
