@@ -13,6 +13,7 @@ import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
  * worker's lease runs out within seconds.
  */
 const LEASE_SECONDS = 3;
+const NODE_TOKEN = 'cluster-node-secret';
 /** Runs until the analysis' timeout (a long sleep would return at once: the monitor skips it). */
 const SLOW = '#!/bin/sh\necho started > /tmp/started\nwhile :; do sleep 1; done\n';
 const QUICK = '#!/bin/sh\necho hello > /tmp/hello\n';
@@ -31,6 +32,9 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
       NESTBOX_CLUSTER_HEARTBEAT_SECONDS: '0.5',
       NESTBOX_CLUSTER_LEASE_SECONDS: String(LEASE_SECONDS),
       NESTBOX_MACHINES: JSON.stringify(role === 'main' ? [] : [{ name: `${name}-linux1`, tags }]),
+      // Workers fetch samples from the main node and hand results to it over HTTP.
+      NESTBOX_CLUSTER_NODE_TOKEN: NODE_TOKEN,
+      ...(role === 'worker' ? { NESTBOX_CLUSTER_MAIN_URL: nodes.main!.url } : {}),
     }, ['--role', role]);
   }
 
@@ -86,6 +90,10 @@ describe('a cluster of nestbox processes on one PostgreSQL', { timeout: 900_000 
     const done = await ended(id);
     assert.equal(done.status, 'reported', (await errorsOf(id)).join('; '));
     assert.equal(done.node, 'w1');
+    // The worker handed its results over: the main node serves the report.
+    const report = await fetch(`${nodes.main!.url}/tasks/report/${id}`);
+    assert.equal(report.status, 200);
+    assert.equal(((await report.json()) as { info: { id: number } }).info.id, id);
   });
 
   it('shares a batch between the workers, each task claimed once', async () => {
