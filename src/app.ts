@@ -2,6 +2,8 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config/schema.js';
 import { openDatabase, type DatabaseKind } from './db/connect.js';
 import { createStores, type Stores } from './db/index.js';
+import { type NodeScope, nodeScope } from './db/node-scope.js';
+import { NestboxError } from './errors.js';
 import { FileTypeDetector } from './storage/filetype.js';
 import { StorageLayout } from './storage/layout.js';
 
@@ -12,6 +14,8 @@ export interface AppContext {
   layout: StorageLayout;
   stores: Stores;
   databaseKind: DatabaseKind;
+  /** This node: its name in the cluster, and which rows of tasks and machines are its own. */
+  node: NodeScope;
   /** See DatabaseHandle.changeToken: changes whenever stored data may have changed. */
   dataChangeToken(): string | undefined;
   fileType: FileTypeDetector;
@@ -31,7 +35,15 @@ export async function createContext({ config, home, log }: CreateContextOptions)
   layout.ensure();
   const database = await openDatabase(config.database.connection, home);
   const stores = createStores(database.db);
-  await stores.machines.syncFromConfig(config.machines);
+  const node = nodeScope(config.cluster, database.kind);
+  try {
+    refuseClusterOnSqlite(config, database.kind);
+    // A main node runs no machines: the ones it configured before are disabled.
+    await stores.machines.syncFromConfig(config.cluster.role === 'main' ? [] : config.machines, node);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const fileType = new FileTypeDetector();
   return {
     config,
@@ -39,6 +51,7 @@ export async function createContext({ config, home, log }: CreateContextOptions)
     layout,
     stores,
     databaseKind: database.kind,
+    node,
     dataChangeToken: () => database.changeToken(),
     fileType,
     log: logger,
@@ -47,4 +60,14 @@ export async function createContext({ config, home, log }: CreateContextOptions)
       await database.close();
     },
   };
+}
+
+/** Nodes of several hosts share one database, and only PostgreSQL is shared over the network. */
+function refuseClusterOnSqlite(config: Config, kind: DatabaseKind): void {
+  if (kind === 'sqlite' && config.cluster.role !== 'all') {
+    throw new NestboxError(
+      'invalid_config',
+      `cluster role "${config.cluster.role}" needs a PostgreSQL database shared by the nodes (database.connection: postgres://...); SQLite serves one host only (role all)`,
+    );
+  }
 }

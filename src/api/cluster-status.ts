@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import type { AppContext } from '../app.js';
+import { nodeName } from '../cluster/node-identity.js';
 import type { Config } from '../config/schema.js';
 import type { MachineCount, ShownNode } from '../db/cluster-view.js';
 import type { NodeStatus } from './node-status.js';
@@ -11,9 +11,9 @@ export interface ClusterStatus {
   machines: MachineCount;
 }
 
-/** This node's name; src/cluster/node-identity.ts's nodeName(config) replaces it once it exists. */
+/** This node's name (cluster.node_name, else the host's name). */
 export function thisNodeName(config: Config): string {
-  return config.cluster.node_name || hostname();
+  return nodeName(config);
 }
 
 /**

@@ -21,6 +21,7 @@ program
   .option('-p, --port <port>', 'port to bind (env NESTBOX_API_PORT)')
   .option('-d, --debug', 'debug mode: enables GET /exit')
   .option('--no-engine', 'serve the API only; run no analyses on this node')
+  .option('--role <role>', 'role in a cluster: all (one host), main (API and storage) or worker (runs machines) (env NESTBOX_CLUSTER_ROLE)')
   .action((options) => startCommand({ ...program.opts(), ...options }));
 
 program

@@ -35,9 +35,12 @@ export function autoMachineCount(host: HostResources, settings: AutoMachineSetti
   return Math.max(1, Math.min(host.cores, byMemory, settings.max));
 }
 
-/** The default machines' names; the cluster qualifies them by node later (src/cluster/node-identity.ts). */
-export function defaultMachineName(n: number): string {
-  return `linux${n}`;
+/**
+ * The default machines' names: `linux<n>`, or `<node>-linux<n>` when cluster.node_name is set, because
+ * machine names are unique across a cluster (src/cluster/node-identity.ts hands the rule to the cluster).
+ */
+export function defaultMachineName(n: number, nodeName = ''): string {
+  return nodeName ? `${nodeName}-linux${n}` : `linux${n}`;
 }
 
 const FIRST_BLOCK = ipToNumber('10.200.0.0');
@@ -47,9 +50,9 @@ const FIRST_BLOCK = ipToNumber('10.200.0.0');
  * 10.200.0.0/16 for each task network, machinery/host/network/addressing.ts), so these are only what
  * /machines/list shows; each machine still gets its own /30 there, the first being today's 10.200.0.1-2.
  */
-export function defaultMachines(count: number): Array<{ name: string; ip: string; resultserver_ip: string }> {
+export function defaultMachines(count: number, nodeName = ''): Array<{ name: string; ip: string; resultserver_ip: string }> {
   return Array.from({ length: count }, (_, index) => ({
-    name: defaultMachineName(index + 1),
+    name: defaultMachineName(index + 1, nodeName),
     ip: numberToIp(FIRST_BLOCK + index * 4 + 2),
     resultserver_ip: numberToIp(FIRST_BLOCK + index * 4 + 1),
   }));

@@ -156,7 +156,7 @@ export const configSectionsSchema = z.strictObject({
       remote_poll_seconds: z.number().positive().default(10),
     })
     .prefault({}),
-  /** The analysis machines. Without this list: `machines_auto.count` linux machines linux1..linuxN. */
+  /** The analysis machines. Without this list: `machines_auto.count` linux machines linux1..linuxN (`<node_name>-linux1`... when cluster.node_name is set). */
   machines: z.array(machineSchema).optional(),
   machines_auto: z
     .strictObject({
@@ -183,7 +183,7 @@ export const configSectionsSchema = z.strictObject({
  */
 export const configSchema = configSectionsSchema.transform((sections) => ({
   ...sections,
-  machines: sections.machines ?? defaultMachines(autoMachineCount(hostResources(), sections.machines_auto)).map((machine) => machineSchema.parse(machine)),
+  machines: sections.machines ?? defaultMachines(autoMachineCount(hostResources(), sections.machines_auto), sections.cluster.node_name).map((machine) => machineSchema.parse(machine)),
 }));
 
 export type Config = z.infer<typeof configSchema>;

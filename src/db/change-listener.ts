@@ -17,20 +17,30 @@ export class ChangeListener {
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly connection: string) {}
+  /** `channel`: what to listen to (the data changes by default); `onNotify` runs on each notification and on each (re)connection. */
+  constructor(
+    private readonly connection: string,
+    private readonly channel: string = CHANGE_CHANNEL,
+    private readonly onNotify: () => void = () => undefined,
+  ) {}
 
   /** Resolves once listening (or after the first failure; it keeps trying in the background). */
   async start(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connection });
-    client.on('notification', () => this.version++);
+    client.on('notification', () => {
+      this.version++;
+      this.onNotify();
+    });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await client.query(`LISTEN ${this.channel}`);
       if (this.closed) return void (await client.end());
       this.version++;
       this.client = client;
+      // Whatever was notified while not listening is looked at now.
+      this.onNotify();
     } catch {
       this.lost(client);
     }

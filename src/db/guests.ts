@@ -21,12 +21,14 @@ export class GuestStore {
     await this.db.updateTable('guests').set({ status, ...shutdown }).where('id', '=', id).execute();
   }
 
-  /** After a crash: every guest that was still up is stopped now. */
-  async stopAllUnfinished(): Promise<void> {
+  /** After a crash: every guest of these machines that was still up is stopped now. */
+  async stopUnfinishedOn(machineNames: readonly string[]): Promise<void> {
+    if (machineNames.length === 0) return;
     await this.db
       .updateTable('guests')
       .set({ status: 'stopped', shutdown_on: nowIso() })
       .where('status', '!=', 'stopped')
+      .where('name', 'in', machineNames)
       .execute();
   }
 

@@ -4,6 +4,7 @@ import { DistributedTaskStore } from './distributed-tasks.js';
 import { ClusterViewStore } from './cluster-view.js';
 import { GuestStore } from './guests.js';
 import { MachineStore } from './machines.js';
+import { NodeStore } from './nodes.js';
 import { SampleStore } from './samples.js';
 import type { Database } from './schema.js';
 import { SearchStore } from './search.js';
@@ -26,6 +27,8 @@ export interface Stores {
   machines: MachineStore;
   submissions: SubmissionStore;
   guests: GuestStore;
+  /** The nodes of the cluster: registration, heartbeats, leases. */
+  nodes: NodeStore;
   /** The search index over reported analyses. */
   search: SearchStore;
   /** Cuckoo's distributed API and the remote nodes it adds. */
@@ -44,6 +47,7 @@ export function createStores(db: Kysely<Database>): Stores {
     machines: new MachineStore(db),
     submissions: new SubmissionStore(db),
     guests: new GuestStore(db),
+    nodes: new NodeStore(db),
     search: new SearchStore(db),
     distributedNodes: new DistributedNodeStore(db),
     distributedTasks: new DistributedTaskStore(db),

@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { nowIso } from '../util/time.js';
+import { type NodeScope, ownedBy } from './node-scope.js';
+import { type Claim, type ClaimRequest, claimNextTask } from './task-claims.js';
 import type { Database, ErrorRow, GuestRow, NewTask, TaskRow, TaskStatus, TaskUpdate } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -65,14 +67,28 @@ export class TaskStore {
       .execute();
   }
 
-  /** Takes one completed task no worker has processed yet; undefined when there is none. */
-  async claimForProcessing(worker: string): Promise<number | undefined> {
+  /** PostgreSQL: claims the best pending task one of the node's free machines fits (see task-claims.ts). */
+  async claimNext(request: ClaimRequest): Promise<Claim | undefined> {
+    return claimNextTask(this.db, request);
+  }
+
+  /** The running tasks in the scope: those this node runs. */
+  async runningOwned(scope: NodeScope): Promise<TaskRow[]> {
+    return this.db.selectFrom('tasks').selectAll().where('status', '=', 'running').where(ownedBy(scope, 'node')).orderBy('id').execute();
+  }
+
+  /**
+   * Takes one completed task that this node ran (its results are in this node's storage) and no worker
+   * has processed yet; undefined when there is none.
+   */
+  async claimForProcessing(worker: string, scope: NodeScope): Promise<number | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const candidate = await this.db
         .selectFrom('tasks')
         .select('id')
         .where('status', '=', 'completed')
         .where('processing', 'is', null)
+        .where(ownedBy(scope, 'node'))
         .orderBy('completed_on')
         .orderBy('id')
         .executeTakeFirst();
@@ -103,6 +119,40 @@ export class TaskStore {
       .where('status', 'in', from)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Ends a run: moves a task this node runs from running to `to`. False when the task is no longer
+   * running here (another node requeued it after this node's lease expired).
+   */
+  async finishRun(id: number, node: string, to: TaskStatus, changes: TaskUpdate = {}): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ ...changes, status: to })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .where('node', '=', node)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Which of these tasks still run on this node. */
+  async stillRunningOn(node: string, taskIds: readonly number[]): Promise<Set<number>> {
+    if (taskIds.length === 0) return new Set();
+    const rows = await this.db.selectFrom('tasks').select('id').where('id', 'in', taskIds).where('status', '=', 'running').where('node', '=', node).execute();
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Notes in the task's errors that it waits (action 'waiting'), unless it says so already: a unique index
+   * (migration 0007) keeps one such note per task when several nodes notice at once.
+   */
+  async noteWaiting(taskId: number, message: string): Promise<void> {
+    await this.db
+      .insertInto('errors')
+      .values({ task_id: taskId, message, action: 'waiting', added_on: nowIso() })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   async delete(id: number, db: Db = this.db): Promise<boolean> {

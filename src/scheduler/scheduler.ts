@@ -1,9 +1,12 @@
 import { hostname } from 'node:os';
 import type { AppContext } from '../app.js';
+import { ChangeListener } from '../db/change-listener.js';
+import { TASK_PENDING_CHANNEL } from '../db/migrations/0007-task-claims.js';
 import type { MachineRow, TaskRow } from '../db/schema.js';
 import type { Machinery } from '../machinery/types.js';
 import { nowIso } from '../util/time.js';
-import { describeWish, machineFits, wishOf } from './matching.js';
+import { machineFits, wishOf } from './matching.js';
+import { failUnrunnable, triageQueue } from './queue-triage.js';
 import { type AnalysisOutcome, runAnalysis } from './run-analysis.js';
 
 export interface SchedulerOptions {
@@ -16,18 +19,27 @@ export interface SchedulerOptions {
 }
 
 /**
- * Takes pending tasks by priority (higher first) then age, runs each on a free machine that fits, and
- * records the outcome. As many analyses run at once as there are free machines. Claims are conditional
- * updates in one transaction, so several nodes sharing a database never take the same task or machine.
+ * Takes pending tasks by priority (higher first) then age, runs each on a free machine of this node that
+ * fits, and records the outcome. As many analyses run at once as there are free machines. On PostgreSQL
+ * a claim is one transaction with FOR UPDATE SKIP LOCKED (db/task-claims.ts), and a notification wakes
+ * the scheduler as soon as a task becomes pending; on SQLite claims are conditional updates.
  */
 export class Scheduler {
   private readonly running = new Map<number, Promise<void>>();
+  /** Per running task: stops its analysis when the task is no longer this node's (see dropLostRuns). */
+  private readonly runAborts = new Map<number, AbortController>();
+  /** Machines this node runs an analysis on, whatever the table says (another node may have unlocked them). */
+  private readonly busyMachines = new Set<number>();
   private readonly shutdown = new AbortController();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly worker = `${hostname()}:${process.pid}`;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private tickAgain = false;
   private processing: Promise<void> | undefined;
+  private pendingListener: ChangeListener | undefined;
+  /** Tasks whose waiting for a node that is down is noted in their errors already. */
+  private readonly notedWaiting = new Set<number>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -36,6 +48,10 @@ export class Scheduler {
 
   async start(): Promise<void> {
     await this.recover();
+    if (this.ctx.databaseKind === 'postgres') {
+      this.pendingListener = new ChangeListener(this.ctx.config.database.connection, TASK_PENDING_CHANNEL, () => this.wake());
+      await this.pendingListener.start();
+    }
     this.timer = setInterval(() => this.wake(), this.options.pollMs ?? 500);
     this.wake();
   }
@@ -43,7 +59,8 @@ export class Scheduler {
   /** Looks at the queue now (after a submission, or when a machine is freed). */
   wake(): void {
     if (this.shutdown.signal.aborted) return;
-    this.ticking ??= this.tick()
+    if (this.ticking) this.tickAgain = true;
+    this.ticking ??= this.tickWhileWoken()
       .catch((error) => this.ctx.log.error({ err: error }, 'scheduler tick failed'))
       .finally(() => (this.ticking = undefined));
     this.processing ??= this.processCompleted()
@@ -55,6 +72,7 @@ export class Scheduler {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.shutdown.abort();
+    await this.pendingListener?.close();
     await Promise.allSettled([this.ticking, this.processing, ...this.running.values()]);
     // What machineries keep ready between tasks (a spare network, a waiting tracer) must not outlive the service.
     for (const kind of this.prepared.keys()) {
@@ -62,86 +80,131 @@ export class Scheduler {
     }
   }
 
-  /** Tasks a crash left running go back to the queue (or fail, by configuration); no machine stays locked. */
+  /**
+   * This node's tasks that a crash left running go back to the queue (or fail, by configuration), and
+   * none of its machines stays locked. Other nodes' tasks and machines are theirs: a node that died is
+   * recovered by the others when its lease expires (cluster/node-registry.ts).
+   */
   async recover(): Promise<void> {
-    const { stores, config, log } = this.ctx;
-    const orphans = (await stores.tasks.list({ status: 'running' })).filter((task) => !this.pinnedElsewhere(task));
-    for (const task of orphans) {
+    const { stores, config, log, node } = this.ctx;
+    for (const task of await stores.tasks.runningOwned(node)) {
+      // Another node may have requeued it meanwhile (this node's lease expired): then it is theirs to note.
       if (config.tasks.reschedule_on_crash) {
-        await stores.tasks.transition(task.id, ['running'], 'pending', { started_on: null });
-        await stores.tasks.addError(task.id, 'The analysis was interrupted by a restart of nestbox and was queued again', 'recovered');
-      } else {
-        await stores.tasks.transition(task.id, ['running'], 'failed_analysis', { completed_on: nowIso() });
+        if (await stores.tasks.transition(task.id, ['running'], 'pending', { started_on: null, node: null })) {
+          await stores.tasks.addError(task.id, 'The analysis was interrupted by a restart of nestbox and was queued again', 'recovered');
+        }
+      } else if (await stores.tasks.transition(task.id, ['running'], 'failed_analysis', { completed_on: nowIso() })) {
         await stores.tasks.addError(task.id, 'The analysis was interrupted by a restart of nestbox');
       }
       log.warn({ task: task.id }, 'recovered a task left running by a crash');
     }
-    await stores.guests.stopAllUnfinished();
-    await stores.machines.unlockAll();
+    await stores.guests.stopUnfinishedOn(await stores.machines.namesOwned(node));
+    await stores.machines.unlockOwned(node);
     for (const kind of new Set(config.machines.map((m) => m.kind))) {
       await this.machinery(kind)?.cleanupStale().catch((error: Error) => log.error({ err: error, kind }, 'cleanup of stale machines failed'));
     }
   }
 
+  /** A wake-up during a tick is not lost: the tick runs again. */
+  private async tickWhileWoken(): Promise<void> {
+    do {
+      this.tickAgain = false;
+      await this.tick();
+    } while (this.tickAgain && !this.shutdown.signal.aborted);
+  }
+
   private async tick(): Promise<void> {
-    const machines = await this.ctx.stores.machines.list();
-    const free = machines.filter((machine) => machine.locked === 0);
-    const pending = await this.ctx.stores.tasks.queue(100, this.nodeName());
-    for (const task of pending) {
+    if (this.ctx.databaseKind === 'sqlite') return this.claimFromQueue(await triageQueue(this.ctx));
+    // Claiming first keeps a woken worker's claim one statement away from the notification.
+    await this.claimWhileFree();
+    await triageQueue(this.ctx, this.notedWaiting);
+    await this.dropLostRuns();
+  }
+
+  /**
+   * Stops the analyses of tasks another node took back: this node's lease expired while it ran them (its
+   * heartbeat could not reach the database), and they were requeued. Their outcome is not recorded.
+   */
+  private async dropLostRuns(): Promise<void> {
+    if (this.runAborts.size === 0) return;
+    const ours = await this.ctx.stores.tasks.stillRunningOn(this.ctx.node.node, [...this.runAborts.keys()]);
+    for (const [taskId, abort] of this.runAborts) {
+      if (ours.has(taskId) || abort.signal.aborted) continue;
+      this.ctx.log.warn({ task: taskId }, "stopping an analysis: the task was requeued after this node's lease expired");
+      abort.abort();
+    }
+  }
+
+  /** PostgreSQL: claims until no free machine of this node fits a pending task. */
+  private async claimWhileFree(): Promise<void> {
+    const managers = this.managers();
+    for (;;) {
       if (this.shutdown.signal.aborted) return;
-      const wish = wishOf(task);
-      if (!machines.some((machine) => machineFits(machine, wish))) {
-        await this.failUnrunnable(task, `No configured machine matches ${describeWish(wish)}`);
-        continue;
-      }
-      const index = free.findIndex((machine) => machineFits(machine, wish));
+      const claim = await this.ctx.stores.tasks.claimNext({
+        node: this.ctx.node.node,
+        unassignedMachines: this.ctx.node.unassigned,
+        busyMachineIds: [...this.busyMachines],
+        managers,
+      });
+      if (!claim) return;
+      this.startRun(claim.task, claim.machine, this.machinery(claim.machine.kind)!, claim.guestId);
+    }
+  }
+
+  /** The kinds of this node's machines that it can run, with their guest managers' names. */
+  private managers(): Map<string, string> {
+    const managers = new Map<string, string>();
+    for (const kind of new Set(this.ctx.config.machines.map((machine) => machine.kind))) {
+      const machinery = this.machinery(kind);
+      if (machinery) managers.set(kind, machinery.manager);
+    }
+    return managers;
+  }
+
+  /** SQLite (one host): runs queued tasks on free machines that fit, claiming each with conditional updates. */
+  private async claimFromQueue(runnable: TaskRow[]): Promise<void> {
+    const free = (await this.ctx.stores.machines.listOwned(this.ctx.node)).filter(
+      (machine) => machine.locked === 0 && !this.busyMachines.has(machine.id),
+    );
+    for (const task of runnable) {
+      if (this.shutdown.signal.aborted) return;
+      const index = free.findIndex((machine) => machineFits(machine, wishOf(task)));
       if (index < 0) continue;
       const [machine] = free.splice(index, 1) as [MachineRow];
       await this.claimAndRun(task, machine);
     }
   }
 
-  /**
-   * A task pinned to (or held by) another node is that node's (the queue leaves such tasks out too): a
-   * remote node added through Cuckoo's distributed API (the main node hands it over, cluster/remote/),
-   * or another nestbox node.
-   */
-  private pinnedElsewhere(task: TaskRow): boolean {
-    return task.node !== null && task.node !== this.nodeName();
-  }
-
-  /** This node's name in the cluster (cluster.node_name, or the host's name). */
-  private nodeName(): string {
-    return this.ctx.config.cluster.node_name || hostname();
-  }
-
-  private async failUnrunnable(task: TaskRow, reason: string): Promise<void> {
-    const failed = await this.ctx.stores.tasks.transition(task.id, ['pending'], 'failed_analysis', { completed_on: nowIso() });
-    if (failed) await this.ctx.stores.tasks.addError(task.id, reason);
-  }
-
   private async claimAndRun(task: TaskRow, machine: MachineRow): Promise<void> {
     const machinery = this.machinery(machine.kind);
     if (!machinery) {
-      await this.failUnrunnable(task, `Machine ${machine.name} is of kind "${machine.kind}", which this node cannot run`);
+      await failUnrunnable(this.ctx, task, `Machine ${machine.name} is of kind "${machine.kind}", which this node cannot run`);
       return;
     }
     const guestId = await this.claim(task, machine, machinery.manager);
     if (guestId === undefined) return;
-    const claimed = { ...task, status: 'running' as const };
-    const done = this.runClaimed(claimed, machine, machinery, guestId).finally(() => {
+    this.startRun({ ...task, status: 'running', node: this.ctx.node.node }, machine, machinery, guestId);
+  }
+
+  private startRun(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number): void {
+    this.busyMachines.add(machine.id);
+    const abort = new AbortController();
+    this.runAborts.set(task.id, abort);
+    const done = this.runClaimed(task, machine, machinery, guestId, abort.signal).finally(() => {
       this.running.delete(task.id);
+      this.runAborts.delete(task.id);
+      this.busyMachines.delete(machine.id);
       this.wake();
     });
     this.running.set(task.id, done);
   }
 
-  /** Moves the task to running and locks the machine, both or neither. */
+  /** Moves the task to running on this node and locks the machine, both or neither. */
   private async claim(task: TaskRow, machine: MachineRow, manager: string): Promise<number | undefined> {
-    const { stores } = this.ctx;
+    const { stores, node } = this.ctx;
     return stores.transaction(async (trx) => {
       if (!(await stores.machines.lock(machine.id, trx))) return undefined;
-      if (!(await stores.tasks.transition(task.id, ['pending'], 'running', { started_on: nowIso() }, trx))) {
+      if (!(await stores.tasks.transition(task.id, ['pending'], 'running', { started_on: nowIso(), node: node.node }, trx))) {
         await stores.machines.unlock(machine.id, trx);
         return undefined;
       }
@@ -149,12 +212,13 @@ export class Scheduler {
     });
   }
 
-  private async runClaimed(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number): Promise<void> {
+  private async runClaimed(task: TaskRow, machine: MachineRow, machinery: Machinery, guestId: number, lost: AbortSignal): Promise<void> {
     const { stores, log } = this.ctx;
     let outcome: AnalysisOutcome;
     try {
       await this.prepare(machinery);
-      outcome = await runAnalysis(this.ctx, { task, machine, guestId, machinery, shutdown: this.shutdown.signal });
+      const shutdown = AbortSignal.any([this.shutdown.signal, lost]);
+      outcome = await runAnalysis(this.ctx, { task, machine, guestId, machinery, shutdown });
     } catch (error) {
       outcome = { state: 'failed', reason: (error as Error).message };
     }
@@ -166,27 +230,31 @@ export class Scheduler {
     log.info({ task: task.id, machine: machine.name, outcome: outcome.state }, 'analysis finished');
   }
 
+  /** Records the outcome, unless the task is no longer this node's (its lease expired and another node requeued it). */
   private async record(task: TaskRow, outcome: AnalysisOutcome): Promise<void> {
     const { tasks } = this.ctx.stores;
+    const node = this.ctx.node.node;
+    let recorded: boolean;
     if (outcome.state === 'completed') {
-      await tasks.transition(task.id, ['running'], 'completed', { completed_on: nowIso(), route: outcome.route });
-      for (const warning of outcome.warnings) await tasks.addError(task.id, warning);
+      recorded = await tasks.finishRun(task.id, node, 'completed', { completed_on: nowIso(), route: outcome.route });
+      for (const warning of recorded ? outcome.warnings : []) await tasks.addError(task.id, warning);
     } else if (outcome.state === 'failed') {
-      await tasks.transition(task.id, ['running'], 'failed_analysis', { completed_on: nowIso() });
-      await tasks.addError(task.id, outcome.reason);
+      recorded = await tasks.finishRun(task.id, node, 'failed_analysis', { completed_on: nowIso() });
+      if (recorded) await tasks.addError(task.id, outcome.reason);
     } else {
-      await tasks.transition(task.id, ['running'], 'pending', { started_on: null });
-      await tasks.addError(task.id, 'The analysis was interrupted by a shutdown of nestbox and was queued again', 'recovered');
+      recorded = await tasks.finishRun(task.id, node, 'pending', { started_on: null, node: null });
+      if (recorded) await tasks.addError(task.id, 'The analysis was interrupted by a shutdown of nestbox and was queued again', 'recovered');
     }
+    if (!recorded) this.ctx.log.warn({ task: task.id }, 'the task was requeued by another node while this node ran it; its outcome is dropped');
   }
 
-  /** Runs processing for completed tasks no worker has claimed, one at a time. */
+  /** Runs processing for completed tasks this node ran and no worker has claimed, one at a time. */
   private async processCompleted(): Promise<void> {
     const processTask = this.options.processTask;
     if (!processTask) return;
     for (;;) {
       if (this.shutdown.signal.aborted) return;
-      const taskId = await this.ctx.stores.tasks.claimForProcessing(this.worker);
+      const taskId = await this.ctx.stores.tasks.claimForProcessing(this.worker, this.ctx.node);
       if (taskId === undefined) return;
       try {
         await processTask(taskId);

@@ -17,6 +17,7 @@ import { prepareTaskFolder } from '../../src/scheduler/task-folder.js';
 import { SESSION_COOKIE } from '../../src/api/sessions.js';
 import { tarFolder } from '../../src/storage/tar-stream.js';
 import { ethernetTcpPcap } from '../helpers/pcap-file.js';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { submitSample } from '../helpers/sample-through-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { collect, handTar, sha256 } from '../helpers/tar-archive.js';
@@ -35,15 +36,18 @@ describe('cluster transfer between a worker and the main node', () => {
   let main: TestServer;
   let worker: AppContext;
   let workerHome: string;
+  let postgres: TestPostgres;
   const warnings: string[] = [];
 
   before(async () => {
-    main = await startTestServer({ api: { token: API_TOKEN }, cluster: { role: 'main', node_token: NODE_TOKEN } });
+    // Roles main and worker need a database the nodes share: PostgreSQL.
+    postgres = startTestPostgres();
+    main = await startTestServer({ api: { token: API_TOKEN }, database: { connection: postgres.url }, cluster: { role: 'main', node_token: NODE_TOKEN } });
     workerHome = mkdtempSync(join(tmpdir(), 'nestbox-worker-'));
     const config = validateConfig({
       api: { token: API_TOKEN },
       paths: { storage: join(workerHome, 'storage'), tmppath: join(workerHome, 'tmp') },
-      database: { connection: `sqlite://${join(main.home, 'nestbox.db')}` },
+      database: { connection: postgres.url },
       cluster: { role: 'worker', node_name: 'worker-a', main_url: main.url, node_token: NODE_TOKEN, transfer_attempts: 3, transfer_backoff_seconds: 0.05 },
       logging: { level: 'warn' },
     });
@@ -54,6 +58,7 @@ describe('cluster transfer between a worker and the main node', () => {
   after(async () => {
     await worker.close();
     await main.close();
+    postgres.stop();
     rmSync(workerHome, { recursive: true, force: true });
   });
 

@@ -22,6 +22,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     let home: string;
     let handle: DatabaseHandle;
     let stores: Stores;
+    const scope = { node: 'n1', everything: kind === 'sqlite', unassigned: true };
 
     before(async () => {
       home = mkdtempSync(join(tmpdir(), 'nestbox-db-'));
@@ -52,7 +53,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     it('lets exactly one of many concurrent claims take a task and a machine', async () => {
       await stores.machines.syncFromConfig([
         { name: 'm1', kind: 'linux', platform: 'linux', tags: [], ip: '10.0.0.2', interface: null, snapshot: null, resultserver_ip: '10.0.0.1', resultserver_port: 2042, options: [], settings: {} },
-      ]);
+      ], scope);
       const machine = (await stores.machines.getByName('m1'))!;
       const id = await stores.tasks.insert(newTask());
       const attempts = await Promise.all(
@@ -66,7 +67,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 
     it('hands each completed task to one processing worker only', async () => {
       const id = await stores.tasks.insert(newTask({ status: 'completed', completed_on: nowIso() }));
-      const claims = await Promise.all(['a', 'b', 'c', 'd'].map((worker) => stores.tasks.claimForProcessing(worker)));
+      const claims = await Promise.all(['a', 'b', 'c', 'd'].map((worker) => stores.tasks.claimForProcessing(worker, scope)));
       assert.equal(claims.filter((claim) => claim === id).length, 1);
     });
 

@@ -24,7 +24,7 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
 
   before(async () => {
     main = await startTestServer(
-      { api: { token: 'main-secret' }, cluster: { remote_poll_seconds: 0.3 }, machines: [{ name: 'mainbox', settings: { tracing: false, screenshots: false } }] },
+      { api: { token: 'main-secret' }, cluster: { node_name: 'main', remote_poll_seconds: 0.3 }, machines: [{ name: 'mainbox', settings: { tracing: false, screenshots: false } }] },
       { engine: true, pollMs: 200 },
     );
     remote = await startTestServer(
@@ -89,6 +89,8 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
       assert.deepEqual(listed.body, {
         success: true,
         nodes: {
+          // The main node itself registered (role all); its machine went to worker-b.
+          main: { enabled: true, machines: [], mode: 'normal', name: 'main', url: '' },
           remote: { enabled: true, machines: [{ name: 'remote1', platform: 'linux', tags: ['far'] }], mode: 'normal', name: 'remote', url: remote.url },
           'worker-b': { enabled: true, machines: [{ name: 'mainbox', platform: 'linux', tags: [] }], mode: 'normal', name: 'worker-b', url: 'http://127.0.0.1:1/' },
         },
@@ -100,14 +102,14 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
     }
     const workers = await main.fetch('/api/node?mode=workers');
     assert.match(workers.headers.get('content-type') ?? '', /^text\/html/);
-    assert.equal(await workers.text(), 'remote worker-b');
+    assert.equal(await workers.text(), 'main remote worker-b');
   });
 
   it('updates, disables and refreshes nodes', async () => {
     assertError(await call('PUT', '/api/node/remote', new URLSearchParams({ enabled: 'yes' })), 400, /enabled must be an integer/);
     assertError(await call('PUT', '/api/node/nobody', new URLSearchParams({ enabled: '1' })), 404, 'No such node');
     assert.deepEqual((await call('PUT', '/api/node/remote', new URLSearchParams({ enabled: '0' }))).body, { success: true });
-    assert.equal(await (await main.fetch('/api/node?mode=workers')).text(), 'worker-b');
+    assert.equal(await (await main.fetch('/api/node?mode=workers')).text(), 'main worker-b');
     assertError(await call('POST', '/api/task', form({ node: 'remote' }, [['file', 'a.sh', SAMPLE]])), 404, 'Node not found');
     assert.deepEqual((await call('PUT', '/api/v1/node/remote', new URLSearchParams({ enabled: '1' }))).body, { success: true });
     assert.deepEqual((await call('DELETE', '/api/node/worker-b')).body, { success: true });

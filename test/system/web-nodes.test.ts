@@ -32,9 +32,11 @@ describe('web dashboard nodes', () => {
   let browser: Browser;
 
   before(async () => {
-    server = await startTestServer({ cluster: { node_name: 'web-main' }, machines: [{ name: 'linux1' }, { name: 'linux2' }] });
+    // The registry's heartbeat is slowed down: the test writes the nodes' rows, its own included.
+    server = await startTestServer({ cluster: { node_name: 'web-main', heartbeat_seconds: 3600, lease_seconds: 7200 }, machines: [{ name: 'linux1' }, { name: 'linux2' }] });
     browser = await launchBrowser();
     writtenAt = Date.now();
+    await server.db.deleteFrom('nodes').execute();
     await server.db.insertInto('nodes').values([
       { name: 'web-main', role: 'all', heartbeat_on: ago(1.5), lease_expires_on: ago(-28) },
       { name: 'worker-b', role: 'worker', heartbeat_on: ago(4.5), lease_expires_on: ago(-25) },

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -55,8 +54,7 @@ export class TransferClient {
     return new TransferClient({
       mainUrl: cluster.main_url.replace(/\/+$/, ''),
       credential: nodeCredential(ctx.config),
-      // As cluster/node-identity.ts names this node (cluster.node_name, else the host's name).
-      nodeName: cluster.node_name || hostname(),
+      nodeName: ctx.node.node,
       layout: ctx.layout,
       sampleLimit: api.upload_limit,
       retry: { attempts: cluster.transfer_attempts, backoffMs: cluster.transfer_backoff_seconds * 1000, log: ctx.log },

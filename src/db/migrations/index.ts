@@ -5,6 +5,7 @@ import * as archiveProvenance from './0003-archive-provenance.js';
 import * as taskScore from './0004-task-score.js';
 import * as searchIndex from './0005-search-index.js';
 import * as clusterNodes from './0006-cluster-nodes.js';
+import * as taskClaims from './0007-task-claims.js';
 
 /** Versioned migrations, applied in name order. Add new ones at the end; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004-task-score': taskScore,
   '0005-search-index': searchIndex,
   '0006-cluster-nodes': clusterNodes,
+  '0007-task-claims': taskClaims,
 };
 
 export const migrationProvider: MigrationProvider = {
