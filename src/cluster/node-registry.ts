@@ -30,7 +30,8 @@ export class NodeRegistry {
 
   async start(): Promise<void> {
     await this.register();
-    this.timer = setInterval(() => this.beat(), this.ctx.config.cluster.heartbeat_seconds * 1000);
+    // A heartbeat still under way when the next is due is enough: the timer does not queue another.
+    this.timer = setInterval(() => void (this.beating ?? this.beat()), this.ctx.config.cluster.heartbeat_seconds * 1000);
     // The API server keeps a node alive, not its heartbeat.
     this.timer.unref();
   }
@@ -49,9 +50,13 @@ export class NodeRegistry {
     await this.ctx.stores.nodes.heartbeat(this.name, now, now).catch(() => undefined);
   }
 
-  /** One heartbeat now; resolves when it and the lease recovery it runs are done. */
+  /**
+   * One heartbeat that starts now; resolves when it and the lease recovery it runs are done. A heartbeat
+   * already under way may have read the database before the caller's change: it is waited for first.
+   */
   async beat(): Promise<void> {
-    this.beating ??= this.renewAndRecover()
+    while (this.beating) await this.beating;
+    this.beating = this.renewAndRecover()
       .catch((error) => this.ctx.log.error({ err: error }, 'heartbeat failed'))
       .finally(() => (this.beating = undefined));
     return this.beating;
