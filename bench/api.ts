@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { createContext } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
 import { startService, waitForLine } from './cli-service.js';
+import { cpuSecondsOf } from './helpers/process-cpu.js';
 import type { NewTask } from '../src/db/schema.js';
 
 /**
@@ -220,17 +221,6 @@ async function load(server: Server, scenario: Scenario, duration = DURATION_S): 
   const cpuMs = ((cpuSecondsOf(server.pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total);
   return { rate: result.requests.total / result.duration, failures: result.non2xx + result.errors + result.timeouts, cpuMs };
 }
-
-/** User plus system CPU time of a process, in seconds, from /proc/<pid>/stat. */
-function cpuSecondsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of stat(5) (utime, stime) are the 12th and 13th after the command name.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-/** USER_HZ: 100 on every Linux architecture Node runs on. */
-const CLOCK_TICKS = 100;
 
 /** Streams a 1 GiB multipart upload from a 1 MiB buffer while sampling the service's resident memory. */
 async function measureUpload(serviceUrl: string, pid: number): Promise<void> {

@@ -1,15 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { TransferClient } from '../src/cluster/transfer/client.js';
 import { ChangeListener } from '../src/db/change-listener.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { createStores, type Stores } from '../src/db/index.js';
 import { TASK_PENDING_CHANNEL } from '../src/db/migrations/0007-task-claims.js';
 import type { MachineRow, NewTask } from '../src/db/schema.js';
+import { StorageLayout } from '../src/storage/layout.js';
 import { nowIso } from '../src/util/time.js';
+import { type NestboxProcess, startNestbox, stopNestbox } from '../test/helpers/nestbox-process.js';
+import { ethernetTcpPcap } from '../test/helpers/pcap-file.js';
 import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.js';
+import { form } from '../test/helpers/server.js';
 import { taskRow } from '../test/helpers/tasks.js';
+import { cpuSecondsOf } from './helpers/process-cpu.js';
 import { percentile } from './helpers/search-load.js';
 
 /**
@@ -23,13 +31,20 @@ import { percentile } from './helpers/search-load.js';
  *  - Claims per second: 8 workers race for 2,000 pending tasks; every task must be claimed exactly once
  *    (asserted). Beside it, in the same run on as many tasks, the claim nestbox had before the cluster:
  *    read the queue's head, then a conditional update per candidate (no SKIP LOCKED).
+ *  - The main node's CPU per completed task: a real `nestbox start --role main` process; M file tasks
+ *    (each its own sample) are created through its API, then the simulated workers claim them, fetch each
+ *    sample from it and hand it a small task folder through /cluster/v1, as real workers do after
+ *    processing. Its CPU time (from /proc) over the tasks, per task, beside the same process left idle
+ *    as long (heartbeats and queue triage alone).
  *
- *   node dist/bench/cluster.js [latency samples=50] [tasks=2000] [workers=8]
+ *   node dist/bench/cluster.js [latency samples=50] [tasks=2000] [workers=8] [main node tasks=200]
  */
 
 const LATENCY_SAMPLES = Number(process.argv[2] ?? 50);
 const TASKS = Number(process.argv[3] ?? 2000);
 const WORKERS = Number(process.argv[4] ?? 8);
+const MAIN_NODE_TASKS = Number(process.argv[5] ?? 200);
+const NODE_TOKEN = 'bench-node-secret';
 const POLL_MS = 500;
 const AIM_LATENCY_MS = 100;
 const AIM_CLAIMS_PER_SECOND = 500;
@@ -56,6 +71,7 @@ async function main(): Promise<void> {
     console.log(`cluster bench: PostgreSQL ${await serverVersion(submitter)}, ${WORKERS} simulated workers, ${TASKS} tasks, ${LATENCY_SAMPLES} latency samples`);
     await measureLatency(createStores(submitter.db), workers[0]!, pg);
     await measureThroughput(createStores(submitter.db), workers);
+    await measureMainNodeCpu(pg, home, workers);
     await submitter.close();
   } finally {
     await Promise.all(workers.map((worker) => worker.handle.close()));
@@ -208,6 +224,106 @@ async function race(
     throw new Error(`claims were not exactly once: ${twice.length} claimed twice, ${missed.length} never claimed`);
   }
   return { claims: claimed.length, seconds, lost, cpuSeconds };
+}
+
+async function measureMainNodeCpu(pg: TestPostgres, home: string, workers: Worker[]): Promise<void> {
+  const mainHome = join(home, 'main');
+  const node = await startNestbox(mainHome, {
+    NESTBOX_DATABASE_CONNECTION: pg.url,
+    NESTBOX_CLUSTER_NODE_NAME: 'main',
+    NESTBOX_CLUSTER_NODE_TOKEN: NODE_TOKEN,
+    NESTBOX_MACHINES: '[]',
+  }, ['--role', 'main']);
+  try {
+    // The simulated workers are live nodes, so the main node's queue triage leaves their tasks queued.
+    const leaseUntil = new Date(Date.now() + 3600_000).toISOString();
+    for (const worker of workers) await worker.stores.nodes.register({ name: worker.node, role: 'worker', url: '', version: 'bench' }, nowIso(), leaseUntil);
+    const pid = node.child.pid!;
+    const started = performance.now();
+    const atStart = cpuSecondsOf(pid);
+    await createThroughApi(node, MAIN_NODE_TASKS);
+    const afterCreating = cpuSecondsOf(pid);
+    const handedOver = await Promise.all(workers.map((worker) => transferUntilEmpty(worker, node, home)));
+    const atEnd = cpuSecondsOf(pid);
+    const seconds = (performance.now() - started) / 1000;
+    const completed = handedOver.reduce((sum, count) => sum + count, 0);
+    const reported = await workers[0]!.handle.db.selectFrom('tasks').select(({ fn }) => fn.countAll<string>().as('count')).where('status', '=', 'reported').executeTakeFirstOrThrow();
+    if (completed !== MAIN_NODE_TASKS || Number(reported.count) !== MAIN_NODE_TASKS) {
+      throw new Error(`${completed} of ${MAIN_NODE_TASKS} tasks were handed over, ${reported.count} reported`);
+    }
+    const idleFrom = cpuSecondsOf(pid);
+    await sleep(seconds * 1000);
+    const idle = cpuSecondsOf(pid) - idleFrom;
+
+    const perTask = (cpu: number) => ((cpu * 1000) / MAIN_NODE_TASKS).toFixed(1).padStart(6);
+    console.log(`\nthe main node's CPU per completed task (a nestbox start --role main process; ${MAIN_NODE_TASKS} file tasks, ${workers.length} simulated workers)`);
+    console.log(`  per completed task        ${perTask(atEnd - atStart)} ms   (${(atEnd - atStart).toFixed(2)} s of CPU in ${seconds.toFixed(2)} s)`);
+    console.log(`    creating it (API)       ${perTask(afterCreating - atStart)} ms   (what a single all node spends as well)`);
+    console.log(`    sample out, results in  ${perTask(atEnd - afterCreating)} ms   (/cluster/v1: sample fetch, results upload)`);
+    console.log(`  baseline: idle as long    ${perTask(idle)} ms   (${idle.toFixed(2)} s of CPU in ${seconds.toFixed(2)} s: heartbeats and queue triage)`);
+  } finally {
+    await stopNestbox(node);
+  }
+}
+
+/** Creates `count` file tasks through the main node's API, four at a time, each with a sample of its own. */
+async function createThroughApi(node: NestboxProcess, count: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let n = next++; n < count; n = next++) {
+        const body = form({ timeout: '30' }, [['file', `bench${n}.sh`, `#!/bin/sh\necho bench ${n}\n`]]);
+        const response = await fetch(`${node.url}/tasks/create/file`, { method: 'POST', body });
+        if (response.status !== 200) throw new Error(`creating a task answered ${response.status}: ${await response.text()}`);
+      }
+    }),
+  );
+}
+
+/**
+ * A worker's part of each task it claims, without running anything: fetch the sample from the main node,
+ * mark the run completed, write a small task folder and hand it over, then mark the task reported.
+ * Returns how many tasks it handed over once the queue is empty.
+ */
+async function transferUntilEmpty(worker: Worker, node: NestboxProcess, home: string): Promise<number> {
+  const layout = new StorageLayout(join(home, worker.node, 'storage'), join(home, worker.node, 'tmp'));
+  layout.ensure();
+  const client = new TransferClient({
+    mainUrl: node.url,
+    credential: NODE_TOKEN,
+    nodeName: worker.node,
+    layout,
+    sampleLimit: 2 ** 20,
+    retry: { attempts: 1, backoffMs: 0, log: pino({ level: 'silent' }) },
+  });
+  const { stores } = worker;
+  let handedOver = 0;
+  for (;;) {
+    const claim = await stores.tasks.claimNext({ node: worker.node, unassignedMachines: false, busyMachineIds: [], managers: new Map([['linux', 'linux']]) });
+    if (!claim) return handedOver;
+    const id = claim.task.id;
+    const sample = (await stores.samples.get(claim.task.sample_id!))!;
+    await client.fetchSample(id, sample.sha256);
+    await stores.tasks.finishRun(id, worker.node, 'completed', { completed_on: nowIso() });
+    await stores.machines.unlock(claim.machine.id);
+    const folder = smallTaskFolder(layout, id);
+    await client.uploadResults(id, folder);
+    await stores.tasks.transition(id, ['completed'], 'reported', { score: 0 });
+    rmSync(folder, { recursive: true, force: true });
+    handedOver++;
+  }
+}
+
+/** What a short analysis leaves in its folder, a few kilobytes: report, logs, a capture, a screenshot. */
+function smallTaskFolder(layout: StorageLayout, id: number): string {
+  const paths = layout.analysis(id);
+  paths.create();
+  writeFileSync(paths.reportJson, JSON.stringify({ info: { id, score: 0 }, behavior: { processes: [] }, padding: 'x'.repeat(4000) }));
+  writeFileSync(paths.analysisLog, `task ${id}: analysis completed successfully\n`.repeat(20));
+  writeFileSync(join(paths.logs, 'events.jsonl'), `{"kind":"process.exec","path":"/bin/sh","ret":0}\n`.repeat(50));
+  writeFileSync(paths.pcap, ethernetTcpPcap([{ src: '10.200.0.2', sport: 40000, dst: '192.0.2.7', dport: 80, payload: `GET /${id} HTTP/1.1\r\n\r\n` }]));
+  writeFileSync(join(paths.shots, '0001.jpg'), createHash('sha256').update(String(id)).digest());
+  return paths.dir;
 }
 
 await main();
