@@ -77,22 +77,25 @@ export class RemoteNodeDriver {
     return nodes.length > 0;
   }
 
-  /** A disabled node gets no new tasks, but what it already runs is still collected. */
+  /**
+   * A disabled node gets no new tasks, but what it already runs is still collected. A node that did not
+   * answer for its status is handed nothing this time: its tasks stay waiting for it (`assigned`), rather
+   * than being taken and given back on every look.
+   */
   private async visit(node: NodeRow): Promise<void> {
-    if (node.enabled === 1) {
-      await this.keepStatus(node);
-      await delegatePending(this.ctx, node);
-    }
+    if (node.enabled === 1 && (await this.keepStatus(node))) await delegatePending(this.ctx, node);
     await collectFinished(this.ctx, node);
   }
 
-  /** For GET /api/status; a node that does not answer keeps its last status. */
-  private async keepStatus(node: NodeRow): Promise<void> {
+  /** For GET /api/status; a node that does not answer keeps its last status. False when it did not answer. */
+  private async keepStatus(node: NodeRow): Promise<boolean> {
     try {
       const status = await new RemoteNodeClient(node).status();
       await this.ctx.stores.distributedNodes.update(node.name, { status: JSON.stringify({ ...status, timestamp: Math.floor(Date.now() / 1000) }) });
+      return true;
     } catch (error) {
       this.ctx.log.warn({ err: error, node: node.name }, 'the status of a remote node could not be read');
+      return false;
     }
   }
 }
