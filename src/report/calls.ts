@@ -102,6 +102,7 @@ export function categoryOf(kind: string, api: string): Call['category'] {
 
 /** A behaviour event in Cuckoo's call shape (call it only for events apiOf names). */
 export function callOf(event: BehaviorEvent): Call {
+  if (event.kind === 'win.call') return windowsCallOf(event);
   const { [CALL_INDEX]: _index, ts, pid: _pid, ppid: _ppid, tid, comm: _comm, kind, api: _api, repeated, ...body } = event as Indexed;
   const { ret, payload, args, ...rest } = body as Record<string, unknown>;
   const api = apiOf(event) ?? kind;
@@ -116,6 +117,19 @@ export function callOf(event: BehaviorEvent): Call {
     return_value: returnValue,
     arguments: typeof payload === 'string' ? { ...named, buffer: bufferText(payload) } : named,
     repeated: typeof repeated === 'number' && repeated > 0 ? repeated : 0,
+  };
+}
+
+function windowsCallOf(event: Extract<BehaviorEvent, { kind: 'win.call' }>): Call {
+  return {
+    api: event.api ?? 'unknown',
+    category: event.category,
+    time: event.ts,
+    tid: event.tid,
+    status: event.status,
+    return_value: event.ret,
+    arguments: event.args,
+    repeated: typeof event.repeated === 'number' && event.repeated > 0 ? event.repeated : 0,
   };
 }
 

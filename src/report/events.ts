@@ -1,3 +1,5 @@
+import type { WindowsCallCategory } from './report-types.js';
+
 /**
  * The raw behaviour log: `storage/analyses/<id>/logs/events.jsonl`, one JSON object per line, written
  * by the tracer while the sample runs and read (streamed) by the behaviour processing module.
@@ -92,6 +94,25 @@ export type EventBody =
    * timerfd_create...): `api` names it, `args` holds its arguments by the kernel's names.
    */
   | { kind: 'system.call'; args: Record<string, number | string>; ret: number }
+  // Windows programs run under Wine
+  /**
+   * A Windows API call (relay-traced inside Wine): `api` names it as Windows does (`CreateFileW`), `module` is
+   * its DLL in lower case (`kernel32`), `category` Cuckoo's category for it. `args` holds the arguments by
+   * their documented names: strings as the program passed them (paths as Windows paths), handles, pointers
+   * and flags as `0x...` text, plain counts as numbers. `ret` is the return value, `status` whether the call
+   * succeeded by that API's own rule. `pid`/`ppid`/`tid` are the host's ids of the Wine process and thread
+   * as in the rest of the log; `winpid`/`wintid` are the ids Windows code saw.
+   */
+  | {
+      kind: 'win.call';
+      module: string;
+      category: WindowsCallCategory;
+      args: Record<string, string | number>;
+      ret: number;
+      status: boolean;
+      winpid: number;
+      wintid: number;
+    }
   // The tracer itself: events it had to drop, so the report can say so.
   | { kind: 'tracer.lost'; count: number }
   | { kind: 'tracer.info'; tracer: string; message: string };

@@ -67,9 +67,15 @@ export interface TargetSection {
  * One recorded system call, in Cuckoo's call shape (report/calls.ts): `api` is the system call's name (e.g.
  * `openat`), `arguments` its arguments by name, a payload as `buffer` text with unprintable bytes escaped.
  */
+/** The categories Cuckoo's Windows monitor gives its calls (Wine tasks use them). */
+export type WindowsCallCategory =
+  | 'filesystem' | 'registry' | 'process' | 'threading' | 'network' | 'services' | 'synchronisation' | 'system'
+  | 'hooking' | 'misc' | 'crypto' | 'ui' | 'device' | 'browser' | 'certificate' | 'resource' | 'com'
+  | 'exception' | 'netapi';
+
 export interface Call {
   api: string;
-  category: 'process' | 'file' | 'network' | 'memory' | 'synchronisation' | 'system';
+  category: 'process' | 'file' | 'network' | 'memory' | 'synchronisation' | 'system' | WindowsCallCategory;
   time: number;
   tid: number;
   status: boolean;
