@@ -8,7 +8,7 @@ import { ReorderBuffer } from '../src/machinery/host/tracer/reorder-buffer.js';
 import { sampleDecoder } from '../src/machinery/host/tracer/sample-scope.js';
 import type { TraceRecord } from '../src/machinery/host/tracer/trace-records.js';
 import type { BehaviorEvent } from '../src/report/events.js';
-import { createTestCgroup, runInCgroup } from '../test/fixtures/tracer-harness.js';
+import { createTestCgroup, readRecordsFile, runInCgroup } from '../test/fixtures/tracer-harness.js';
 
 /**
  * What the service's side of the monitor costs per record, stage by stage, without the noise of a
@@ -28,19 +28,18 @@ const scratch = await mkdtemp(join(tmpdir(), 'nestbox-bench-replay-'));
 
 /** The records of one `find /usr` under the monitor, as the loader hands them to the service. */
 async function capture(): Promise<TraceRecord[]> {
-  const records: TraceRecord[] = [];
   const loader = await MonitorLoader.launch(log);
   const cgroup = await createTestCgroup();
   try {
-    await loader.arm(cgroup.path, (record) => records.push(record));
+    const recordsPath = await loader.arm(cgroup.path);
     await runInCgroup(cgroup.path, ['find', '/usr', '-name', 'nestbox-none']);
     const { lost } = await loader.disarm();
     if (lost > 0) console.log(`(the capture lost ${lost} records)`);
+    return await readRecordsFile(recordsPath);
   } finally {
     await cgroup.remove();
     await loader.discard();
   }
-  return records;
 }
 
 function reorder(records: TraceRecord[]): number {

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { MonitorLoader } from '../../src/machinery/host/tracer/index.js';
 import type { TraceRecord } from '../../src/machinery/host/tracer/trace-records.js';
-import { compileFixtures, createTestCgroup, runInCgroup, type RunResult, type TestCgroup } from '../fixtures/tracer-harness.js';
+import { compileFixtures, createTestCgroup, readRecordsFile, runInCgroup, type RunResult, type TestCgroup } from '../fixtures/tracer-harness.js';
 
 const OPENATS = 200_000;
 const LOGIN = '{"id":1,"method":"login","params":{"login":"nestbox-wallet","pass":"x"}}\n';
@@ -57,7 +57,7 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     const port = (server.address() as { port: number }).port;
 
     monitor = await MonitorLoader.launch(log);
-    await monitor.arm(cgroup.path, (record) => records.push(record));
+    const recordsPath = await monitor.arm(cgroup.path);
     counter = await runInCgroup(cgroup.path, [statics['monitor-openat-count']!, String(OPENATS), '/etc/hostname']);
     calls = await runInCgroup(cgroup.path, [plain['monitor-calls']!, String(port)]);
     longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
@@ -68,6 +68,7 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     sleeperPid = sleeper.pid!;
     await new Promise((resolve) => setTimeout(resolve, 500));
     ({ lost } = await monitor.disarm());
+    records.push(...(await readRecordsFile(recordsPath)));
     sleeper.kill('SIGKILL');
   });
 

@@ -6,11 +6,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { unavailable } from '../../../errors.js';
 import { cgroupLevel } from './cgroup-level.js';
-import { FileTail } from './file-tail.js';
 import { ensureMonitor } from './monitor-build.js';
-import { MonitorFrames } from './monitor-frames.js';
 import { parseMonitorLine, type MonitorControl } from './monitor-output.js';
-import type { TraceRecord } from './trace-records.js';
 
 /** Loading and attaching takes well under a second; on a loaded machine, or while building, longer. */
 const LAUNCH_TIMEOUT_MS = 120_000;
@@ -39,10 +36,7 @@ export class MonitorLoader {
   private exit: { code: number | null; signal: string | null; early: boolean } | null = null;
   private stopping = false;
   private armed = false;
-  private consumer: ((record: TraceRecord) => void) | null = null;
   private sessions = 0;
-  private recordsPath: string | null = null;
-  private tail: FileTail | null = null;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -100,55 +94,48 @@ export class MonitorLoader {
   }
 
   /**
-   * Starts recording the cgroup's tasks (and those of cgroups below it); each record is given to
-   * `onRecord` as it is read. One session at a time. A monitor that could not be armed is ended.
+   * Starts recording the cgroup's tasks (and those of cgroups below it) into a records file of ours, whose
+   * path it resolves with; the file is read as it grows (records-decoding.ts) and removed by `forget()`.
+   * One session at a time. A monitor that could not be armed is ended.
    */
-  async arm(cgroupV2Path: string, onRecord: (record: TraceRecord) => void): Promise<void> {
+  async arm(cgroupV2Path: string): Promise<string> {
     if (!this.usable) throw unavailable('this monitor cannot be armed: it has ended or is recording', { context: { exit: this.exit } });
     this.armed = true;
-    this.consumer = onRecord;
-    this.recordsPath = join(this.workDir, `records-${++this.sessions}.jsonl`);
+    const recordsPath = join(this.workDir, `records-${++this.sessions}.bin`);
     try {
       const cgroupId = (await stat(cgroupV2Path, { bigint: true })).ino;
-      this.send(`arm ${cgroupId} ${cgroupLevel(cgroupV2Path)} ${this.recordsPath}`);
+      this.send(`arm ${cgroupId} ${cgroupLevel(cgroupV2Path)} ${recordsPath}`);
       const armed = await this.answer('armed', ARM_TIMEOUT_MS);
       if (armed.cgroup !== String(cgroupId)) throw unavailable('the monitor armed another cgroup', { context: { armed, cgroupId } });
-      const frames = new MonitorFrames(
-        (record) => this.record(record),
-        (what) => this.log.warn({ what }, 'unreadable records from the monitor'),
-      );
-      this.tail = await FileTail.openBytes(this.recordsPath, (bytes) => frames.push(bytes));
+      return recordsPath;
     } catch (error) {
-      this.consumer = null;
       await this.discard();
       throw error;
     }
   }
 
   /**
-   * Stops recording; resolves once every record of the session has been given, with the count of
-   * records the kernel dropped. A monitor that could not confirm it sent everything is ended: what it
-   * holds must never reach another session.
+   * Stops recording; resolves once the monitor has written every record of the session and closed the
+   * file, with the count of records the kernel dropped. A monitor that could not confirm it sent
+   * everything is ended: what it holds must never reach another session.
    */
   async disarm(): Promise<{ lost: number }> {
-    let lost = 0;
     try {
       this.send('disarm');
       const disarmed = await this.answer('disarmed', DISARM_TIMEOUT_MS);
-      lost = disarmed.lost;
       if (!disarmed.confirmed) await this.discard();
+      return { lost: disarmed.lost };
     } catch (error) {
       await this.discard();
       throw error;
     } finally {
-      // The monitor has closed the file (or is gone): what is in it is read to the end.
-      await this.tail?.end();
-      this.tail = null;
-      if (this.recordsPath) await rm(this.recordsPath, { force: true });
-      this.consumer = null;
       this.armed = false;
     }
-    return { lost };
+  }
+
+  /** Removes a session's records file once it has been read. */
+  async forget(recordsPath: string): Promise<void> {
+    await rm(recordsPath, { force: true });
   }
 
   /** Ends the monitor (waiting or after its last session). */
@@ -183,12 +170,6 @@ export class MonitorLoader {
         this.log.warn({ line: line.slice(0, 200) }, 'unexpected line from the monitor');
       }
     }
-  }
-
-  /** Records, from the session's file. */
-  private record(record: TraceRecord): void {
-    if (record.op === 'lost') this.log.warn({ count: record.count }, 'the monitor lost records');
-    this.consumer?.(record);
   }
 
   /** Waits for the monitor's next control line of that kind (earlier ones of other kinds are dropped). */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { TracerOptions, TracerSession } from '../contracts.js';
 import { MonitorLoader, type MonitorOptions } from './monitor-loader.js';
-import { RecordPipeline } from './record-pipeline.js';
+import { RecordsDecoding } from './records-decoding.js';
 
 /**
  * The ring buffer is one for all CPUs, in the order records were made; records made on different
@@ -18,10 +18,13 @@ export type { MonitorOptions } from './monitor-loader.js';
  * everything of the cgroup and forget it, and the next arm() starts from nothing. `discard()` ends it.
  */
 export class MonitorProgram {
-  private constructor(private readonly loader: MonitorLoader) {}
+  private constructor(
+    private readonly loader: MonitorLoader,
+    private readonly decoding: RecordsDecoding,
+  ) {}
 
   static async launch(log: Logger, options: MonitorOptions = {}): Promise<MonitorProgram> {
-    return new MonitorProgram(await MonitorLoader.launch(log, options));
+    return new MonitorProgram(await MonitorLoader.launch(log, options), RecordsDecoding.start(log));
   }
 
   /** Whether the monitor can be armed (again): it runs, and no session records. */
@@ -36,25 +39,28 @@ export class MonitorProgram {
 
   /** Starts recording the cgroup's processes into the events file; one session at a time. */
   async arm(options: TracerOptions): Promise<TracerSession> {
-    const pipeline = await RecordPipeline.open(options, REORDER_WINDOW_SECONDS);
+    const recordsPath = await this.loader.arm(options.cgroupV2Path);
     try {
-      await this.loader.arm(options.cgroupV2Path, (record) => pipeline.push(record));
+      await this.decoding.open({ recordsPath, eventsPath: options.eventsPath, sample: options.sample, windowSeconds: REORDER_WINDOW_SECONDS });
     } catch (error) {
-      await pipeline.close(nowEpoch());
+      await this.loader.disarm().catch(() => undefined);
+      await this.loader.forget(recordsPath);
       throw error;
     }
-    pipeline.info(nowEpoch(), 'nestbox monitor (eBPF) recording');
+    this.decoding.info(nowEpoch(), 'nestbox monitor (eBPF) recording');
     let stopping: Promise<{ lost: number }> | null = null;
     const stop = async () => {
       try {
         const { lost } = await this.loader.disarm();
-        await pipeline.close(nowEpoch());
+        await this.decoding.close(nowEpoch());
         return { lost };
       } catch (error) {
         const message = `the monitor did not stop cleanly: ${(error as Error).message}`;
         options.log.error({ err: error, cgroup: options.cgroupV2Path }, message);
-        await pipeline.close(nowEpoch(), message);
+        await this.decoding.close(nowEpoch(), message).catch(() => undefined);
         return { lost: 0 };
+      } finally {
+        await this.loader.forget(recordsPath);
       }
     };
     return {
@@ -64,8 +70,9 @@ export class MonitorProgram {
   }
 
   /** Ends the monitor (waiting or after its last session). */
-  discard(): Promise<void> {
-    return this.loader.discard();
+  async discard(): Promise<void> {
+    await this.loader.discard();
+    await this.decoding.terminate();
   }
 }
 

@@ -29,7 +29,7 @@ export class RecordPipeline {
   }
 
   /** Into the session's events file; `windowSeconds`: how far apart in time records can arrive. */
-  static async open(options: TracerOptions, windowSeconds: number): Promise<RecordPipeline> {
+  static async open(options: Pick<TracerOptions, 'eventsPath' | 'sample'>, windowSeconds: number): Promise<RecordPipeline> {
     const writer = await EventsWriter.open(options.eventsPath);
     // The tracer sees the machine from before its init runs: only the sample's records become events.
     const sandboxed = options.sample !== undefined;
