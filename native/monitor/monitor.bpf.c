@@ -22,7 +22,6 @@
 #include <bpf/bpf_core_read.h>
 #include <asm/unistd_64.h>
 #include "monitor.h"
-#include "compat-numbers.h"
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
@@ -79,46 +78,6 @@ static const __u8 decoded[NR_TABLE] = {
   [__NR_ptrace] = AT_EXIT, [__NR_init_module] = AT_EXIT, [__NR_finit_module] = AT_EXIT,
   [__NR_delete_module] = AT_EXIT, [__NR_mount] = AT_EXIT, [__NR_umount2] = AT_EXIT,
 };
-
-/*
- * 32-bit (compat) calls decoded as their 64-bit counterparts: the same arguments in the same order, none
- * of them a structure laid out differently in 32-bit (those, such as nanosleep's timespec, sendmsg's
- * msghdr, writev's iovec, socketcall's packed arguments or execve's pointer array, are only counted).
- * The value is the 64-bit number plus one; 0: not decoded.
- */
-#define AS64(name32, name64) [NR32_##name32] = __NR_##name64 + 1
-static const __u16 compat_as64[NR_TABLE] = {
-  AS64(read, read), AS64(write, write), AS64(open, open), AS64(close, close), AS64(creat, creat),
-  AS64(link, link), AS64(unlink, unlink), AS64(chdir, chdir), AS64(chmod, chmod), AS64(kill, kill),
-  AS64(rename, rename), AS64(mkdir, mkdir), AS64(rmdir, rmdir), AS64(dup, dup), AS64(dup2, dup2),
-  AS64(dup3, dup3), AS64(setpgid, setpgid), AS64(setsid, setsid), AS64(symlink, symlink),
-  AS64(ftruncate, ftruncate), AS64(mprotect, mprotect), AS64(prctl, prctl), AS64(alarm, alarm),
-  AS64(fcntl64, fcntl), AS64(getdents64, getdents64), AS64(openat, openat), AS64(mkdirat, mkdirat),
-  AS64(fchownat, fchownat), AS64(unlinkat, unlinkat), AS64(renameat, renameat), AS64(renameat2, renameat2),
-  AS64(linkat, linkat), AS64(symlinkat, symlinkat), AS64(fchmodat, fchmodat), AS64(tkill, tkill),
-  AS64(tgkill, tgkill), AS64(memfd_create, memfd_create), AS64(ptrace, ptrace), AS64(capset, capset),
-  AS64(setuid32, setuid), AS64(setgid32, setgid), AS64(setreuid32, setreuid), AS64(setregid32, setregid),
-  AS64(setresuid32, setresuid), AS64(setresgid32, setresgid), AS64(chown32, chown),
-  AS64(socket, socket), AS64(bind, bind), AS64(connect, connect), AS64(listen, listen),
-  AS64(accept4, accept4), AS64(sendto, sendto), AS64(recvfrom, recvfrom), AS64(mount, mount),
-  AS64(umount2, umount2), AS64(init_module, init_module), AS64(finit_module, finit_module),
-  AS64(delete_module, delete_module), AS64(truncate, truncate),
-};
-
-/* A compat call's 64-bit number, or -1 when it is only counted. */
-static __always_inline long as64(long nr32) {
-  if (nr32 < 0 || nr32 >= NR_TABLE) return -1;
-  return (long)compat_as64[nr32] - 1;
-}
-
-/*
- * A 32-bit argument as the 64-bit call would have it: small negative numbers (AT_FDCWD, -1) sign-extended.
- * Nothing above 0xfffff000 is a user address in a 32-bit process, so pointers stay as they are.
- */
-static __always_inline __u64 widen(__u64 value) {
-  __u32 low = (__u32)value;
-  return low >= 0xfffff000u ? (__u64)(__s64)(__s32)low : low;
-}
 
 /* A sleep in progress, kept at entry: when the session ends first, it is reported as interrupted. */
 struct pending {
@@ -481,16 +440,13 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
   if (!p) return 0;
   // A held call is sent as soon as the process does anything but repeat it (or close), and before a
   // repeat that may wait long: it would be late by as long.
-  if (compat) nr = as64(nr);
-  if (p->call_size && (nr < 0 || (nr != __NR_close && (nr != ((struct rec_header *)p->call)->nr || may_block(nr))))) send_held_call(p);
-  if (nr < 0 || nr >= NR_TABLE) return 0;
+  if (p->call_size && (compat || (nr != __NR_close && (nr != ((struct rec_header *)p->call)->nr || may_block(nr))))) send_held_call(p);
+  if (compat || nr >= NR_TABLE) return 0;
   if (nr == __NR_close) {
-    struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-    on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)(compat ? BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di)));
+    on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
     return 0;
   }
-  // A 32-bit sleep's timespec is laid out differently: it is only counted.
-  if (compat || (nr != __NR_nanosleep && nr != __NR_clock_nanosleep)) return 0;
+  if (nr != __NR_nanosleep && nr != __NR_clock_nanosleep) return 0;
   struct pending s = {.nr = nr, .gen = gen, .ts = bpf_ktime_get_ns()};
   struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
   s.args[0] = BPF_CORE_READ(regs, di);
@@ -791,13 +747,11 @@ SEC("raw_tracepoint/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
   long nr = BPF_CORE_READ(regs, orig_ax);
-  // Calls that are only counted cost two array reads here.
-  if (nr < 0 || nr >= NR_TABLE || (decoded[nr] != AT_EXIT && !compat_as64[nr])) return 0;
+  // Calls that are only counted cost one array read here.
+  if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
   if (!traced()) return 0;
   struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-  bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
-  if (compat) nr = as64(nr);
-  if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
+  if (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   // A process seen at no entry yet made this call before it was traced (the write that joined the cgroup).
@@ -815,18 +769,13 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   struct arg_regs r;
   bpf_probe_read_kernel(&r, sizeof(r), &regs->r10);
   struct pending c = {.nr = nr, .args = {r.di, r.si, r.dx, r.r10, r.r8, nr == __NR_clock_nanosleep ? entered : r.r9}};
-  // The i386 convention: ebx, ecx, edx, esi, edi, ebp.
-  if (compat) {
-    c.args[0] = widen(BPF_CORE_READ(regs, bx));
-    c.args[1] = widen(r.cx);
-    c.args[2] = widen(r.dx);
-    c.args[3] = widen(r.si);
-    c.args[4] = widen(r.di);
-    c.args[5] = widen(BPF_CORE_READ(regs, bp));
-  }
   if (read_at_exit(task, nr, &c)) on_return(nr, &c, (long)ctx->args[1], tid, tgid);
   return 0;
 }
+
+/* 32-bit numbers of the calls that execute a program. */
+#define NR32_execve 11
+#define NR32_execveat 358
 
 static __always_inline bool is_exec(long nr, bool compat) {
   return compat ? nr == NR32_execve || nr == NR32_execveat : nr == __NR_execve || nr == __NR_execveat;

@@ -28,8 +28,6 @@ describe('eBPF behaviour tracer (the monitor on tracepoints, real cgroup)', { ti
   let tour: RunResult;
   let loop: RunResult;
   let mkdirTour: RunResult;
-  let calls32: RunResult;
-  let dir32: string;
   let outsider: RunResult;
   let outsiderMarker: string;
   let port: number;
@@ -55,9 +53,6 @@ describe('eBPF behaviour tracer (the monitor on tracepoints, real cgroup)', { ti
     memfd = await inCgroup(bench.workloads.memfd);
     mkdirTour = await inCgroup(bench.workloads.mkdirTour);
     tour = await inCgroup(bench.workloads.tour);
-    const bin32 = await compileFixtures(['monitor-calls32'], work, ['-m32', '-nostdlib', '-static', '-fno-pie', '-no-pie', '-O1']);
-    dir32 = await mkdtemp(join(work, 'compat-'));
-    calls32 = await inCgroup([bin32['monitor-calls32']!, String(port), dir32]);
     loop = await inCgroup([bench.bin['tracer-open-loop']!, String(LOOP_OPENS), join(work, 'script.sh')]);
     outsiderMarker = join(work, 'outsider-was-here');
     outsider = await runInCgroup(null, ['touch', outsiderMarker]);
@@ -142,35 +137,6 @@ describe('eBPF behaviour tracer (the monitor on tracepoints, real cgroup)', { ti
     assert.equal(socket?.family, 'inet');
   });
 
-  it('decodes the calls of a 32-bit program like those of a 64-bit one: paths, descriptors, sockets, payloads', () => {
-    const mine = events.filter((e) => e.pid === calls32.pid);
-    const made = join(dir32, 'made32.txt');
-    const moved = join(dir32, 'moved32.txt');
-    const opens = ofKind(mine, 'file.open');
-    assert.deepEqual(
-      opens.map((e) => [e.api, e.path, e.ret >= 0]),
-      [
-        ['open', made, true],
-        ['openat', made, true],
-      ],
-    );
-    assert.deepEqual(ofKind(mine, 'file.write').map((e) => [e.path, e.bytes]), [[made, 3]]);
-    assert.deepEqual(ofKind(mine, 'file.rename').map((e) => [e.from, e.to, e.ret]), [[made, moved, 0]]);
-    assert.deepEqual(ofKind(mine, 'file.delete').map((e) => [e.path, e.ret]), [[moved, 0]]);
-    assert.deepEqual(ofKind(mine, 'file.mkdir').map((e) => e.path), [join(dir32, 'folder32')]);
-    // (The shell that starts it moves its own descriptors first: only the program's copy is onto 7.)
-    assert.deepEqual(ofKind(mine, 'file.dup').filter((e) => e.newfd === 7).map((e) => [e.api, e.object, e.path]), [['dup2', 'file', made]]);
-    assert.deepEqual(ofKind(mine, 'process.kill').map((e) => [e.target, e.signal, e.ret]), [[calls32.pid, 0, 0]]);
-    const connect = ofKind(mine, 'net.connect');
-    assert.deepEqual(connect.map((e) => [e.family, e.address, e.port, e.ret]), [['inet', '127.0.0.1', port, 0]]);
-    const sent = ofKind(mine, 'net.send');
-    assert.deepEqual(sent.map((e) => [e.api, e.address, e.port, e.bytes, Buffer.from(e.payload ?? '', 'hex').toString()]), [['sendto', '127.0.0.1', port, 8, 'login32\n']]);
-    // Every call is counted under its 32-bit name, decoded or not.
-    const counts = ofKind(mine, 'process.counts').at(-1)?.counts ?? {};
-    assert.equal(counts.getpid, 1);
-    assert.equal(counts.open, 1);
-  });
-
   it('is invisible to PTRACE_TRACEME: the anti-debugging sample misbehaves, and the call is recorded', () => {
     assert.equal(ptraceCheck.code, 0, 'PTRACE_TRACEME succeeded under the eBPF tracer');
     assert.ok(existsSync(join(work, 'misbehaved')), 'the sample wrote its marker');
@@ -219,7 +185,7 @@ describe('eBPF behaviour tracer (the monitor on tracepoints, real cgroup)', { ti
     const mentions = events.filter((e) => JSON.stringify(e).includes('outsider-was-here'));
     assert.deepEqual(mentions, []);
     // Every event comes from a process started in the cgroup or from one of their descendants.
-    const inside = new Set([shell, ptraceCheck, memfd, mkdirTour, tour, calls32, loop].map((r) => r.pid));
+    const inside = new Set([shell, ptraceCheck, memfd, mkdirTour, tour, loop].map((r) => r.pid));
     for (const fork of ofKind(events, 'process.fork')) inside.add(fork.child);
     assert.ok(!inside.has(outsider.pid));
     const strangers = events.filter((e) => e.kind !== 'tracer.info' && !inside.has(e.pid));
