@@ -7,12 +7,13 @@ import { RecordPipeline } from './record-pipeline.js';
 import type { ToRecordsWorker, FromRecordsWorker } from './records-messages.js';
 
 /**
- * The monitor's records turned into behaviour events, in a thread of its own at the lowest priority. The
- * monitor has already put every record safely in a file; decoding them costs more CPU than the kernel
- * side, and a sample that makes calls as fast as it can must not be slowed by it (a slowdown is what
- * timing checks notice). So the decoding waits for spare CPU and catches up when the sample idles or ends.
+ * The monitor's records turned into behaviour events, in a thread of its own at low priority. The monitor
+ * has already put every record safely in a file; decoding them costs more CPU than the kernel side, and a
+ * sample that makes calls as fast as it can must not be slowed by it (a slowdown is what timing checks
+ * notice). So the decoding mostly waits for spare CPU and catches up when the sample idles or ends. Not the
+ * lowest priority: on a saturated host the live view of a running task would then lag by minutes.
  */
-const DECODING_NICE = 19;
+const DECODING_NICE = 10;
 
 const port = parentPort!;
 const tell = (message: FromRecordsWorker) => port.postMessage(message);
