@@ -13,12 +13,18 @@ export const WINE_PREFIX = `${WINE_HOME}/.wine`;
 /** The prefix's C: drive. */
 export const WINE_DRIVE_C = `${WINE_PREFIX}/drive_c`;
 
+/** The C: drive as Wine also reaches it: through the prefix's drive symlink (its renames go that way). */
+const DRIVE_C_LINK = `${WINE_PREFIX}/dosdevices/c:`;
+
 /**
- * The Windows path of a file inside the machine: a path under the C: drive as `C:\...`; undefined for any
- * other path (the prefix maps no other drive onto the Unix tree).
+ * The Windows path of a file inside the machine: a path under the C: drive (or its `dosdevices/c:` link) as
+ * `C:\...`; undefined for any other path (the prefix maps no other drive onto the Unix tree).
  */
 export function windowsPathOf(unixPath: string): string | undefined {
-  if (unixPath !== WINE_DRIVE_C && !unixPath.startsWith(`${WINE_DRIVE_C}/`)) return undefined;
-  const rest = unixPath.slice(WINE_DRIVE_C.length).replace(/^\/+/, '');
-  return `C:\\${rest.split('/').filter((part) => part !== '').join('\\')}`;
+  for (const drive of [WINE_DRIVE_C, DRIVE_C_LINK]) {
+    if (unixPath !== drive && !unixPath.startsWith(`${drive}/`)) continue;
+    const rest = unixPath.slice(drive.length);
+    return `C:\\${rest.split('/').filter((part) => part !== '').join('\\')}`;
+  }
+  return undefined;
 }
