@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { EVENTS_FILE } from '../../src/report/events.js';
 import { describe, it } from 'node:test';
 import { EventLog, runScenario, signatureCases, type Scenario } from '../helpers/signatures.js';
 import { SAMPLE_FOLDER, startWineProcess, type WineProcess } from '../helpers/windows-events.js';
+import { windowsFixture } from '../helpers/windows-samples.js';
 
 /** The sample's process under Wine (host pid 300), with its calls added by `calls`. */
 function sample(calls: (process: WineProcess, log: EventLog) => void, name = 'sample.exe'): Scenario {
@@ -443,6 +446,16 @@ describe('Windows signatures on Windows API calls', () => {
     },
     {
       signature: 'win_wine_detection',
+      title: 'Wine\'s builtin cmd.exe, started by the sample, looking up Wine\'s internal debug exports',
+      matches: false,
+      scenario: () => {
+        const log = new EventLog();
+        startWineProcess(log, 330, 'C:\\windows\\system32\\cmd.exe', { ppid: 300 }).call('GetProcAddress', { hModule: '0x170000000', lpProcName: '__wine_dbg_strdup' }, { ret: 0x17005d6d0 });
+        return { events: log };
+      },
+    },
+    {
+      signature: 'win_wine_detection',
       title: 'Wine\'s own explorer.exe asking for wine_get_version',
       matches: false,
       scenario: () => {
@@ -491,3 +504,29 @@ describe('Windows signatures on benign programs under Wine', () => {
 function behavior(summary: Record<string, string[]>) {
   return { processes: [], processtree: [], generic: [], summary, anomaly: [], apistats: {} };
 }
+
+/**
+ * The samples' real calls: test/fixtures/windows/relay-events/<sample>.jsonl are the `win.call` events of the
+ * 64-bit samples (test/fixtures/windows) run under Debian's Wine 8.0 with the relay settings of
+ * src/report/windows-apis.ts (RelayInclude/RelayFromExclude) and `+relay,+reg,+process`, decoded by
+ * processing's relay decoder (wine-calls, 27 Nov 2026): Wine's argument text as it is (stale upper bits in
+ * 32-bit arguments, `0x0000...` padding), host ids made up, the run folder shown as the machine's Temp.
+ * No fake internet answered the dropper, so its download failed and it ran nothing.
+ */
+describe('Windows signatures on the samples\' calls as Wine relayed them', () => {
+  const expected: Record<string, string[]> = {
+    inject: ['win_process_injection'],
+    persistence: ['win_persistence_run_key', 'win_persistence_service'],
+    ransom: ['win_ransomware_file_renames', 'win_shadow_copy_deletion'],
+    'evade-wine': ['win_antidebug', 'win_antivm', 'win_wine_detection'],
+    mutex: [],
+    'payload-dll': [],
+    dropper: [],
+  };
+  for (const [sampleName, signatures] of Object.entries(expected)) {
+    it(`${sampleName}: ${signatures.join(', ') || 'nothing suspicious'}`, async () => {
+      const { matches } = await runScenario({ files: { [EVENTS_FILE]: readFileSync(windowsFixture(`relay-events/${sampleName}.jsonl`)) } });
+      assert.deepEqual(matches.filter((match) => match.severity >= 2).map((match) => match.name).sort(), signatures);
+    });
+  }
+});

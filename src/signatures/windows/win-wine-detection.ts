@@ -3,8 +3,11 @@ import { registryPathOf } from '../helpers/windows-registry.js';
 import type { SignatureContext, SignatureInfo } from '../signature.js';
 import { WindowsCallSignature } from './windows-call-signature.js';
 
-/** Exports only Wine's ntdll/kernel32 have: asking for one is asking "am I under Wine". */
-const WINE_EXPORT = /^(wine_get_version|wine_get_build_id|wine_get_host_version|wine_server_call|wine_get_unix_file_name|wine_get_dos_file_name|__wine_\w+)$/;
+/**
+ * Public exports only Wine's ntdll/kernel32 have: asking for one is asking "am I under Wine". (Not the
+ * internal `__wine_*` ones: Wine's own programs, such as the cmd.exe a sample starts, look those up.)
+ */
+const WINE_EXPORT = /^(wine_get_version|wine_get_build_id|wine_get_host_version|wine_server_call|wine_get_unix_file_name|wine_get_dos_file_name)$/;
 /** Wine's own registry branch itself (Wine's DLLs open its subkeys for their settings; a program has no reason to open the branch). */
 const WINE_KEY = /^HKEY_(CURRENT_USER|LOCAL_MACHINE)\\Software\\Wine$/i;
 const KEY_OPENS = new Set(['RegOpenKey', 'RegOpenKeyEx', 'NtOpenKey', 'NtOpenKeyEx', 'ZwOpenKey', 'ZwOpenKeyEx']);
