@@ -511,7 +511,8 @@ function behavior(summary: Record<string, string[]>) {
  * src/report/windows-apis.ts (RelayInclude/RelayFromExclude) and `+relay,+reg,+process`, decoded by
  * processing's relay decoder (wine-calls, 27 Nov 2026): Wine's argument text as it is (stale upper bits in
  * 32-bit arguments, `0x0000...` padding), host ids made up, the run folder shown as the machine's Temp.
- * No fake internet answered the dropper, so its download failed and it ran nothing.
+ * The dropper fetched through a loopback proxy that answered as the fake internet does for `.exe` (its tiny
+ * ELF, which Wine's CreateProcessW runs as a Unix program).
  */
 describe('Windows signatures on the samples\' calls as Wine relayed them', () => {
   const expected: Record<string, string[]> = {
@@ -521,7 +522,7 @@ describe('Windows signatures on the samples\' calls as Wine relayed them', () =>
     'evade-wine': ['win_antidebug', 'win_antivm', 'win_wine_detection'],
     mutex: [],
     'payload-dll': [],
-    dropper: [],
+    dropper: ['win_download_and_execute'],
   };
   for (const [sampleName, signatures] of Object.entries(expected)) {
     it(`${sampleName}: ${signatures.join(', ') || 'nothing suspicious'}`, async () => {
