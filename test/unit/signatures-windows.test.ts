@@ -507,7 +507,7 @@ function behavior(summary: Record<string, string[]>) {
 
 /**
  * The samples' real calls: test/fixtures/windows/relay-events/<sample>.jsonl are the `win.call` events of the
- * 64-bit samples (test/fixtures/windows) run under Debian's Wine 8.0 with the relay settings of
+ * 64-bit samples (test/fixtures/windows, and the benign PE controls of test/corpus) run under Debian's Wine 8.0 with the relay settings of
  * src/report/windows-apis.ts (RelayInclude/RelayFromExclude) and `+relay,+reg,+process`, decoded by
  * processing's relay decoder (wine-calls, 27 Nov 2026): Wine's argument text as it is (stale upper bits in
  * 32-bit arguments, `0x0000...` padding), host ids made up, the run folder shown as the machine's Temp.
@@ -523,6 +523,8 @@ describe('Windows signatures on the samples\' calls as Wine relayed them', () =>
     mutex: [],
     'payload-dll': [],
     dropper: ['win_download_and_execute'],
+    'pe-hello': [],
+    'pe-desktop-tool': [],
   };
   for (const [sampleName, signatures] of Object.entries(expected)) {
     it(`${sampleName}: ${signatures.join(', ') || 'nothing suspicious'}`, async () => {
