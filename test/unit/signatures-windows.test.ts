@@ -512,7 +512,7 @@ function behavior(summary: Record<string, string[]>) {
  * processing's relay decoder (wine-calls, 27 Nov 2026): Wine's argument text as it is (stale upper bits in
  * 32-bit arguments, `0x0000...` padding), host ids made up, the run folder shown as the machine's Temp.
  * The dropper fetched through a loopback proxy that answered as the fake internet does for `.exe` (its tiny
- * ELF, which Wine's CreateProcessW runs as a Unix program).
+ * ELF, which Wine's CreateProcessW runs as a Unix program); the GUI sample ran with Wine's null display driver.
  */
 describe('Windows signatures on the samples\' calls as Wine relayed them', () => {
   const expected: Record<string, string[]> = {
@@ -523,6 +523,7 @@ describe('Windows signatures on the samples\' calls as Wine relayed them', () =>
     mutex: [],
     'payload-dll': [],
     dropper: ['win_download_and_execute'],
+    gui: [],
     'pe-hello': [],
     'pe-desktop-tool': [],
   };
