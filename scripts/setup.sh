@@ -27,7 +27,8 @@ packages+=(yara)
 packages+=(clang bpftool libbpf-dev libelf-dev zlib1g-dev strace)
 $want_tests && packages+=(bpftrace)
 # Tests: processing compares with binutils, python3-pefile, mingw-built and osslsigncode-signed PEs; busybox pings.
-$want_tests && packages+=(binutils gcc-mingw-w64-x86-64 python3-pefile osslsigncode busybox)
+# mingw-w64 also builds the Windows samples (test/fixtures/windows), 32- and 64-bit.
+$want_tests && packages+=(binutils gcc-mingw-w64-x86-64 gcc-mingw-w64-i686 python3-pefile osslsigncode busybox)
 # Tests: PostgreSQL for the shared-queue mode.
 $want_tests && packages+=(postgresql)
 # Tests: headless Chromium renders the HTML report.
@@ -111,9 +112,15 @@ build_corpus() {
   scripts/build-corpus.sh
 }
 
+# The Windows test samples (test/fixtures/windows; 32- and 64-bit PEs built with mingw-w64, seconds once).
+build_windows_samples() {
+  log "building the Windows test samples"
+  scripts/build-windows-samples.sh
+}
+
 install_packages "${packages[@]}"
 check_node
 install_modules
 build
 prepare_monitor
-if $want_tests; then build_corpus; prepare_guest; prepare_qemu_image; fi
+if $want_tests; then build_corpus; build_windows_samples; prepare_guest; prepare_qemu_image; fi

@@ -46,6 +46,7 @@ const TECHNIQUES: Record<string, Technique> = {
   T1136_001: t('Create Account: Local Account', 'Creates or changes a local account to keep access.'),
   T1222_002: t('File and Directory Permissions Modification: Linux and Mac', 'Changes file attributes or permissions, e.g. to protect its files from deletion.'),
   T1486: t('Data Encrypted for Impact', 'Encrypts the victim\'s files and asks for a ransom.'),
+  T1490: t('Inhibit System Recovery', 'Deletes shadow copies, backups and boot recovery options so that encrypted or destroyed data cannot be restored.'),
   T1496: t('Resource Hijacking', 'Uses the machine\'s resources, typically to mine cryptocurrency.'),
   T1497_001: t('Virtualization/Sandbox Evasion: System Checks', 'Checks whether it runs in a virtual machine, container or sandbox.'),
   T1497_003: t('Virtualization/Sandbox Evasion: Time Based Evasion', 'Waits long before acting, so that a sandbox that watches it for a short time sees nothing.'),

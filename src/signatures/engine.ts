@@ -181,6 +181,7 @@ const CHECKS = new Map<string, Check>([
   ['system.call', (event) => typeof event.args === 'object' && event.args !== null && isNumber(event.ret)],
   ['net.socket', (event) => isString(event.family) && isNumber(event.type) && isNumber(event.ret)],
   ['net.send', (event) => isNumber(event.fd) && (event.payload === undefined || isString(event.payload))],
+  ['win.call', (event) => typeof event.args === 'object' && event.args !== null && isNumber(event.ret) && isNumber(event.winpid)],
 ]);
 
 /** Whether an event (kind and pid already checked by the reader) has every field signatures rely on. */

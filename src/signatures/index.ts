@@ -81,6 +81,18 @@ import { SystemInfoDiscovery } from './linux/system-info-discovery.js';
 import { Timestomp } from './linux/timestomp.js';
 import { TorUsage } from './linux/tor-usage.js';
 import { UserDiscovery } from './linux/user-discovery.js';
+import { WinAntidebug } from './windows/win-antidebug.js';
+import { WinAntivm } from './windows/win-antivm.js';
+import { WinDisableSecurityTools } from './windows/win-disable-security-tools.js';
+import { WinDownloadAndExecute } from './windows/win-download-and-execute.js';
+import { WinFirewallDisabled } from './windows/win-firewall-disabled.js';
+import { WinKeylogger } from './windows/win-keylogger.js';
+import { WinPersistenceRunKey } from './windows/win-persistence-run-key.js';
+import { WinPersistenceService } from './windows/win-persistence-service.js';
+import { WinProcessInjection } from './windows/win-process-injection.js';
+import { WinRansomwareFileRenames } from './windows/win-ransomware-file-renames.js';
+import { WinShadowCopyDeletion } from './windows/win-shadow-copy-deletion.js';
+import { WinWineDetection } from './windows/win-wine-detection.js';
 import type { SignatureClass } from './signature.js';
 
 export { scoreOf } from './score.js';
@@ -165,6 +177,18 @@ export const SIGNATURES: readonly SignatureClass[] = [
   Timestomp,
   TorUsage,
   UserDiscovery,
+  WinAntidebug,
+  WinAntivm,
+  WinDisableSecurityTools,
+  WinDownloadAndExecute,
+  WinFirewallDisabled,
+  WinKeylogger,
+  WinPersistenceRunKey,
+  WinPersistenceService,
+  WinProcessInjection,
+  WinRansomwareFileRenames,
+  WinShadowCopyDeletion,
+  WinWineDetection,
 ];
 
 /**

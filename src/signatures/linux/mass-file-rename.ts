@@ -1,4 +1,5 @@
 import type { BehaviorEvent } from '../../report/events.js';
+import { appendedExtension, originalOf, type PathStyle } from '../helpers/appended-extension.js';
 import { openAccess } from '../helpers/file-access.js';
 import { basename, dirname } from '../helpers/paths.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
@@ -7,7 +8,7 @@ type Kind = 'file.rename' | 'file.open' | 'file.delete';
 
 /** Files that must get the same new extension before it looks like encryption rather than housekeeping. */
 const MIN_FILES = 10;
-const EXTENSION = /^[A-Za-z0-9_~!@#$%^&()+=-]{1,24}$/;
+const POSIX: PathStyle = { dirname, basename, caseless: false };
 
 /**
  * Mass renaming: many files given the same new extension, renamed in place (a.doc -> a.doc.locked) or
@@ -31,11 +32,11 @@ export class MassFileRename extends Signature<Kind> {
 
   override onEvent(event: EventOf<Kind>): void {
     if (event.kind === 'file.rename') {
-      const extension = appendedExtension(event.from, event.to);
+      const extension = appendedExtension(event.from, event.to, POSIX);
       if (extension) this.#record(extension, event.from, [event]);
     } else if (event.kind === 'file.open') {
       const access = openAccess(event.flags);
-      const original = originalOf(event.path);
+      const original = originalOf(event.path, POSIX);
       if (original && access.includes('create') && access.includes('write')) this.#copies.set(original.path, { extension: original.extension, event });
     } else {
       const copy = this.#copies.get(event.path);
@@ -56,18 +57,4 @@ export class MassFileRename extends Signature<Kind> {
     files.set(file, events);
     this.#byExtension.set(extension, files);
   }
-}
-
-function appendedExtension(from: string, to: string): string | null {
-  if (dirname(from) !== dirname(to) || !to.startsWith(`${from}.`)) return null;
-  const extension = to.slice(from.length + 1);
-  return EXTENSION.test(extension) ? extension : null;
-}
-
-function originalOf(path: string): { path: string; extension: string } | null {
-  const name = basename(path);
-  const dot = name.lastIndexOf('.');
-  if (dot <= 0 || !name.slice(0, dot).includes('.')) return null;
-  const extension = name.slice(dot + 1);
-  return EXTENSION.test(extension) ? { path: path.slice(0, path.length - extension.length - 1), extension } : null;
 }
