@@ -105,7 +105,7 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
       monitor: 'latest',
       resultServer: { ip: '127.0.0.1', port: results.port },
       collectGraceSeconds: 2,
-      card: { mac: ANALYSIS_MAC, address: '10.200.3.2', prefix: 30, gateway: '10.200.3.1', dns: '10.200.3.1' },
+      card: { mac: ANALYSIS_MAC, address: '10.200.3.2', prefix: 30, gateway: '10.200.3.1', dns: '10.200.3.1', resultLink: { address: '169.254.42.2', prefix: 30 } },
       warn: (message) => warnings.push(message),
     };
     const analyzer = new WindowsGuestAnalyzer(guestOptions);
@@ -129,6 +129,7 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
       'POST /execute',
       'POST /execute',
       'POST /execute',
+      'POST /execute',
       'POST /mkdtemp',
       'POST /extract',
       'POST /store',
@@ -136,18 +137,20 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
       'POST /execpy',
     ]);
     const posted = guest.requests.filter((request) => request.method === 'POST' && request.path !== '/status');
-    assert.deepEqual(posted.slice(0, 3).map((request) => request.fields.command), [
+    assert.deepEqual(posted.slice(0, 4).map((request) => request.fields.command), [
       'getmac /v /fo csv /nh',
       'netsh interface ipv4 set address name="Local Area Connection 2" static 10.200.3.2 255.255.255.252 10.200.3.1',
       'netsh interface ipv4 set dnsservers name="Local Area Connection 2" static 10.200.3.1 primary',
+      'netsh interface ipv4 add address name="Local Area Connection 2" 169.254.42.2 255.255.255.252',
     ]);
-    assert.equal(posted[3]!.fields.dirpath, 'C:\\');
-    assert.equal(posted[4]!.fields.dirpath, dir);
-    assert.deepEqual(posted.slice(5, 7).map((request) => request.fields.filepath), [
+    const [mkdtemp, extract, conf, sample, execpy] = posted.slice(4);
+    assert.equal(mkdtemp!.fields.dirpath, 'C:\\');
+    assert.equal(extract!.fields.dirpath, dir);
+    assert.deepEqual([conf, sample].map((request) => request!.fields.filepath), [
       `${dir}\\analysis.conf`,
       'C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice 100%.exe',
     ]);
-    assert.deepEqual(posted[7]!.fields, { filepath: `${dir}\\analyzer.py`, async: '1', cwd: dir });
+    assert.deepEqual(execpy!.fields, { filepath: `${dir}\\analyzer.py`, async: '1', cwd: dir });
     assert.deepEqual(guest.file('c:/users/ABECKER/appdata/local/temp/INVOICE 100%.EXE'), SAMPLE, 'the sample is where the analyzer looks: %TEMP%\\<file_name>');
   });
 

@@ -13,6 +13,8 @@ export interface WindowsCard {
   prefix: number;
   gateway: string;
   dns: string;
+  /** A second address on the card, for the result link (result-link.ts). */
+  resultLink?: { address: string; prefix: number };
 }
 
 export async function configureWindowsCard(agent: AgentClient, card: WindowsCard): Promise<void> {
@@ -21,6 +23,8 @@ export async function configureWindowsCard(agent: AgentClient, card: WindowsCard
   if (!name) throw unavailable(`the Windows guest has no network card with the analysis card's address ${card.mac}`, { context: { mac: card.mac } });
   await agent.execute(`netsh interface ipv4 set address name="${name}" static ${card.address} ${netmask(card.prefix)} ${card.gateway}`);
   await agent.execute(`netsh interface ipv4 set dnsservers name="${name}" static ${card.dns} primary`);
+  const link = card.resultLink;
+  if (link) await agent.execute(`netsh interface ipv4 add address name="${name}" ${link.address} ${netmask(link.prefix)}`);
 }
 
 /** The connection name (first column) of the card whose physical address (third column) is `mac`. */
