@@ -8,9 +8,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Uint8ArrayReader, ZipReader } from '@zip.js/zip.js';
 import { pino } from 'pino';
+import { configSchema } from '../../src/config/schema.js';
+import { isNestboxError } from '../../src/errors.js';
 import { defaultDroppedFileLimits } from '../../src/machinery/dropped/budget.js';
 import { AgentClient } from '../../src/machinery/qemu/agent-client.js';
 import { CuckooResultServer } from '../../src/machinery/qemu/cuckoo-result-server.js';
+import { createQemuMachinery } from '../../src/machinery/qemu/index.js';
 import { ANALYSIS_MAC, AGENT_MAC } from '../../src/machinery/qemu/machine-args.js';
 import { WindowsGuestAnalyzer, type WindowsGuestOptions } from '../../src/machinery/qemu/windows-guest.js';
 import type { AnalysisRequest } from '../../src/machinery/types.js';
@@ -220,6 +223,16 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
     assert.equal(conf.target, 'http://example.test/a?b=100%');
     assert.equal(conf.file_name, undefined);
     assert.equal(guest.requests.filter((request) => request.path === '/store').length, 1, 'only analysis.conf is stored');
+  });
+});
+
+describe('a qemu machine of platform windows', () => {
+  it('is refused, as a configuration error naming it, without a Cuckoo working directory holding the Windows analyzer', async () => {
+    for (const cwd of ['', join(work, 'not-cuckoo')]) {
+      const settings = { accel: 'tcg', disk: join(work, 'win7.qcow2'), state: join(work, 'win7.state'), cuckoo_cwd: cwd };
+      const machinery = createQemuMachinery(configSchema.parse({ machines: [{ name: 'win7', kind: 'qemu', platform: 'windows', settings }] }), log);
+      await assert.rejects(machinery.prepare(), (error: unknown) => isNestboxError(error, 'invalid_config') && /machine win7: .*cuckoo_cwd/.test(error.message));
+    }
   });
 });
 
