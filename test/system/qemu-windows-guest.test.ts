@@ -226,6 +226,27 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
   });
 });
 
+describe('the result server for Cuckoo\'s protocol', () => {
+  it('keeps no upload still arriving when the task ends, and says so', async () => {
+    const results = await CuckooResultServer.listen({ host: '127.0.0.1', port: 0 }, {
+      paths,
+      uploads: { maxFiles: 10, maxFileBytes: 1 << 20, maxTotalBytes: 4 << 20 },
+      droppedFiles: defaultDroppedFileLimits(),
+      logLimitBytes: 1 << 20,
+      behaviourLimitBytes: 1 << 20,
+    });
+    const socket = connect(results.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write('FILE 2\nfiles/1/half.bin\nC:\\half.bin\n\nthe first half');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const summary = await results.close();
+    socket.destroy();
+    assert.deepEqual(summary.uploads.entries, []);
+    assert.ok(summary.warnings.some((warning) => /files\/1\/half\.bin was still arriving when the task ended/.test(warning)), summary.warnings.join('; '));
+    assert.deepEqual(readdirSync(paths.files), []);
+  });
+});
+
 describe('a qemu machine of platform windows', () => {
   it('is refused, as a configuration error naming it, without a Cuckoo working directory holding the Windows analyzer', async () => {
     for (const cwd of ['', join(work, 'not-cuckoo')]) {

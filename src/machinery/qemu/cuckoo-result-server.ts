@@ -44,6 +44,8 @@ export class CuckooResultServer {
   private logBytes = 0;
   private behaviourBytes = 0;
   private counter = 0;
+  /** close() has begun: a connection ending now was cut, not finished by the guest. */
+  private closing = false;
 
   private constructor(
     private readonly server: Server,
@@ -71,6 +73,7 @@ export class CuckooResultServer {
 
   /** Stops listening, ends the connections still open (the guest is stopped by now) and says what arrived. */
   async close(): Promise<ResultServerSummary> {
+    this.closing = true;
     const closed = new Promise((resolve) => this.server.close(resolve));
     for (const socket of this.sockets) socket.destroy();
     await Promise.all([closed, ...this.handlers]);
@@ -82,7 +85,9 @@ export class CuckooResultServer {
     this.sockets.add(socket);
     const handled = this.handle(socket)
       .catch((error: unknown) => {
-        this.warnings.push(`a result connection from the guest was refused: ${(error as Error).message}`);
+        // A log cut by the end of the task keeps what arrived; a cut file upload says so itself.
+        if (this.closing && (error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+        this.warnings.push(this.closing ? (error as Error).message : `a result connection from the guest was refused: ${(error as Error).message}`);
       })
       .finally(() => {
         socket.destroy();
@@ -143,6 +148,11 @@ export class CuckooResultServer {
         if (room > 0) writeAll(fd, chunk.subarray(0, room));
         received += chunk.length;
       }
+      // Cuckoo's protocol ends an upload with the connection: one cut by the end of the task is incomplete.
+      if (this.closing) throw new Error('cut');
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw this.closing ? new Error(`the upload to ${where} was still arriving when the task ended: not kept`) : error;
     } finally {
       closeSync(fd);
     }
