@@ -12,6 +12,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { isNestboxError } from '../../src/errors.js';
 import { defaultDroppedFileLimits } from '../../src/machinery/dropped/budget.js';
 import { AgentClient } from '../../src/machinery/qemu/agent-client.js';
+import { runWithAgentOnly } from '../../src/machinery/qemu/agent-only-run.js';
 import { CuckooResultServer } from '../../src/machinery/qemu/cuckoo-result-server.js';
 import { createQemuMachinery } from '../../src/machinery/qemu/index.js';
 import { ANALYSIS_MAC, AGENT_MAC } from '../../src/machinery/qemu/machine-args.js';
@@ -223,6 +224,30 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
     assert.equal(conf.target, 'http://example.test/a?b=100%');
     assert.equal(conf.file_name, undefined);
     assert.equal(guest.requests.filter((request) => request.path === '/store').length, 1, 'only analysis.conf is stored');
+  });
+});
+
+describe('a Windows guest with the agent only (analyzer: none), against the same double', () => {
+  it('gives the analysis card the task address, stores the sample in %TEMP% and starts it through the shell', async () => {
+    const guest = new WindowsAgentDouble({ cards: CARDS });
+    try {
+      const agent = new AgentClient(await guest.start(), 10_000);
+      const request = analysisRequest('win7', { taskId: 43, paths, samplePath, timeoutSeconds: 1, log });
+      const network = { mac: ANALYSIS_MAC, address: '10.200.9.2', prefix: 30, gateway: '10.200.9.1' };
+      const warnings = await runWithAgentOnly(agent, request, network, new AbortController().signal);
+      assert.deepEqual(warnings, []);
+      const commands = guest.requests.filter((sent) => sent.path === '/execute').map((sent) => sent.fields);
+      assert.deepEqual(commands.map((fields) => fields.command), [
+        'getmac /v /fo csv /nh',
+        'netsh interface ipv4 set address name="Local Area Connection 2" static 10.200.9.2 255.255.255.252 10.200.9.1',
+        'netsh interface ipv4 set dnsservers name="Local Area Connection 2" static 10.200.9.1 primary',
+        'start "" "C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice 100%.exe"',
+      ]);
+      assert.deepEqual({ shell: commands[3]!.shell, async: commands[3]!.async }, { shell: '1', async: '1' });
+      assert.deepEqual(guest.file('C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice 100%.exe'), SAMPLE);
+    } finally {
+      await guest.stop();
+    }
   });
 });
 
