@@ -115,6 +115,8 @@ machines_auto:               # the machines made when no "machines:" list is giv
   #     cpus: 1
   #     accel: auto                          # auto (KVM if a boot test passes, else TCG) | kvm | tcg
   #     analyzer: nestbox                    # nestbox (behaviour trace, dropped files) | none (agent only)
+  #     cuckoo_cwd: ""                       # platform windows: a Cuckoo 2.0.7 working directory (its Windows analyzer and monitor)
+  #     cuckoo_monitor: latest               #   and which of its monitors
   #     tracing: true                        # behaviour trace in the guest (nestbox's monitor)
   #     sleep_skip_threshold: 10             # seconds: a longer sleep of the sample returns at once (recorded)
   #     screenshots: true

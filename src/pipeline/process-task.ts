@@ -16,7 +16,7 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
-import { answeredCallEvents, readSupervisorRecord } from '../report/supervisor-log.js';
+import { answeredCallEvents, readSupervisorRecord, type SupervisorRecord } from '../report/supervisor-log.js';
 import * as transfer from '../cluster/transfer/worker-hooks.js';
 
 /**
@@ -149,7 +149,7 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const answered = answeredCallEvents((await readSupervisorRecord(input.paths.supervisorLog)).sleeps);
+  const answered = answeredCallEvents((await input.supervisorRecord()).sleeps);
   const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
   if (!results) return outcomes;
   folding.forEach(([module], index) => {
@@ -176,8 +176,10 @@ async function inputOf(ctx: AppContext, task: TaskRow, paths: AnalysisPaths, yar
     tools: { fileType: ctx.fileType, yara },
     archive: await archiveOf(ctx, task),
     capture: () => (capture ??= analyseCapture(input)),
+    supervisorRecord: () => (supervisorRecord ??= readSupervisorRecord(paths.supervisorLog)),
   };
   let capture: Promise<PcapAnalysis | undefined> | undefined;
+  let supervisorRecord: Promise<SupervisorRecord> | undefined;
   return input;
 }
 

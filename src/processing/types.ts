@@ -5,6 +5,7 @@ import type { PcapAnalysis } from './network-analysis.js';
 import type { FileTypeDetector } from '../storage/filetype.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import type { Report } from '../report/report-types.js';
+import type { SupervisorRecord } from '../report/supervisor-log.js';
 import type { YaraScanner } from './yara.js';
 
 /** Long-lived helpers a processing run lends its modules; none of them holds results between tasks. */
@@ -41,6 +42,8 @@ export interface ProcessingInput {
    * capture; rejects when the capture cannot be read.
    */
   capture(): Promise<PcapAnalysis | undefined>;
+  /** logs/supervisor.jsonl read once for every part that needs it (the log's fold, behaviour, debug). */
+  supervisorRecord(): Promise<SupervisorRecord>;
 }
 
 /** The report sections processing fills (`signatures` comes later, from the signature engine). */

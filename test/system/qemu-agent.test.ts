@@ -76,7 +76,7 @@ describe('guest agent (Cuckoo 2.0 agent protocol)', () => {
   });
 
   it('extracts a zip into a folder made by mkdtemp', async () => {
-    const dir = await client.mkdtemp('nbx-');
+    const dir = await client.mkdtemp({ prefix: 'nbx-' });
     try {
       await client.extract(dir, await zipOf({ 'analyzer.py': 'print(1)\n', 'lib/x.txt': 'x' }));
       assert.equal(readFileSync(join(dir, 'analyzer.py'), 'utf8'), 'print(1)\n');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { debugModule } from '../../src/processing/modules/debug.js';
 import type { ProcessingInput } from '../../src/processing/types.js';
+import { readSupervisorRecord } from '../../src/report/supervisor-log.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 
 /** The debug section: the sleeps the linux machine's supervisor ended early (logs/supervisor.jsonl). */
@@ -17,7 +18,7 @@ describe('debug section: skipped sleeps', () => {
     const paths = new AnalysisPaths(join(dir, String(++tasks)));
     paths.create();
     if (supervisorLog !== undefined) writeFileSync(paths.supervisorLog, supervisorLog);
-    return { paths, errors: [] } as unknown as ProcessingInput;
+    return { paths, errors: [], supervisorRecord: () => readSupervisorRecord(paths.supervisorLog) } as unknown as ProcessingInput;
   }
 
   it('lists the sleep lines of the supervisor log and leaves out captures and malformed lines', async () => {

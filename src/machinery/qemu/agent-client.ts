@@ -4,7 +4,8 @@ import { NestboxError, unavailable } from '../../errors.js';
 /**
  * Client of the Cuckoo 2.0 agent protocol (agent.py 0.9, HTTP, form fields in, JSON out). It speaks only
  * what Cuckoo's own agent understands, so the same client drives nestbox's Linux agent and the agent of
- * a guest prepared for Cuckoo (Windows included; nestbox's tests can only exercise the Linux one).
+ * a guest prepared for Cuckoo (Windows included: test/system/qemu-windows-guest.test.ts drives it against
+ * a protocol-level double of Cuckoo 2.0.7's agent in a Windows guest, since no Windows guest runs here).
  */
 export interface AgentInfo {
   message: string;
@@ -75,8 +76,16 @@ export class AgentClient {
     await this.request('POST', '/mkdir', { dirpath });
   }
 
-  async mkdtemp(prefix = 'tmp'): Promise<string> {
-    return (await this.request<{ dirpath: string }>('POST', '/mkdtemp', { prefix })).dirpath;
+  /** `POST /mkdtemp`: a new folder named `<prefix>...` in `dirpath` (the agent's temporary folder when not given). */
+  async mkdtemp(where: { prefix?: string; dirpath?: string } = {}): Promise<string> {
+    const fields: Fields = { prefix: where.prefix ?? 'tmp' };
+    if (where.dirpath) fields.dirpath = where.dirpath;
+    return (await this.request<{ dirpath: string }>('POST', '/mkdtemp', fields)).dirpath;
+  }
+
+  /** `GET /pinning`: from now on the agent answers only this client's address (Cuckoo pins every guest it drives). */
+  async pin(): Promise<void> {
+    await this.request('GET', '/pinning');
   }
 
   async store(filepath: string, data: Buffer): Promise<void> {

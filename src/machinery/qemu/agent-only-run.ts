@@ -3,12 +3,14 @@ import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AnalysisRequest } from '../types.js';
 import type { AgentClient } from './agent-client.js';
+import { configureWindowsCard } from './windows-card.js';
 
 /**
  * A task on a guest without nestbox's analyzer (one prepared for Cuckoo: its agent only): the sample is
  * stored in the guest's temporary folder and started through the agent, or the URL opened, and the
  * machine runs until the timeout. Only Cuckoo's agent protocol is used, so any guest whose agent speaks
- * it works; nestbox's tests exercise it with the Linux guest only (no Windows guest can be made here).
+ * it works; nestbox's tests exercise it with the Linux guest, and with a double of Cuckoo's agent in a
+ * Windows guest (no Windows guest can be made here).
  */
 export interface GuestNetwork {
   mac: string;
@@ -21,7 +23,7 @@ export async function runWithAgentOnly(agent: AgentClient, request: AnalysisRequ
   const warnings: string[] = [];
   const windows = (await agent.system()) === 'Windows';
   if (network && !windows) await agent.execute(linuxNetworkCommand(network), { shell: true });
-  if (network && windows) warnings.push('the Windows guest keeps the address it has: nestbox configures only Linux guests');
+  if (network && windows) await configureWindowsCard(agent, { ...network, dns: network.gateway });
   // A reboot task runs no sample: the guest's cold boot started what the original task made persistent.
   if (!request.rebootFrom) {
     const command = request.category === 'url' ? urlCommand(request.url ?? '', windows) : await storeSample(agent, request, windows);

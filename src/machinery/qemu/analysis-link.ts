@@ -36,6 +36,11 @@ export async function plugIntoTaskNetwork(tap: string, network: TaskNetwork): Pr
   return prefixlen;
 }
 
+/** A further address on the bridge of the machine's namespace (the result link of a Windows guest). */
+export async function addBridgeAddress(netns: string, cidr: string): Promise<void> {
+  await mustRun(['ip', '-netns', netns, 'addr', 'add', cidr, 'dev', BRIDGE], `adding ${cidr} to the task network's bridge`);
+}
+
 /** Removes a tap still in the host's namespace (a start that failed before the move); never throws. */
 export async function removeTap(name: string): Promise<void> {
   await runCommand(['ip', 'link', 'delete', 'dev', name]).catch(() => undefined);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { splitArguments } from '../../analysis/packages/arguments.js';
 import { choosePackage, packageCatalogue, passwordsToTry, type PackageTarget } from '../../analysis/packages/index.js';
 import { internal } from '../../errors.js';
@@ -10,9 +9,9 @@ import type { AnalysisRequest, RunResult } from '../types.js';
 import { fileType } from '../host/file-type.js';
 import type { AgentClient } from './agent-client.js';
 import { analyzerZip } from './analyzer-package.js';
+import { followAnalyzerStatus } from './analyzer-status.js';
 import { straceOptions } from './guest-trace.js';
 
-const STATUS_POLL_MS = 500;
 /** Where the sample is stored in the guest, as a user would have downloaded it. */
 const SAMPLE_DIR = '/tmp';
 
@@ -50,36 +49,18 @@ export class GuestAnalyzer {
 
   async start(): Promise<void> {
     const { agent } = this.options;
-    const dir = await agent.mkdtemp('nestbox-');
+    const dir = await agent.mkdtemp({ prefix: 'nestbox-' });
     await agent.extract(dir, await analyzerZip());
     const target = await this.storeTarget();
     await agent.store(`${dir}/analysis.json`, Buffer.from(JSON.stringify(this.analysisConfig(target))));
     await agent.execpy(`${dir}/analyzer.py`, { async: true, cwd: dir });
   }
 
-  /**
-   * Polls the analysis status the analyzer reports through the agent. A guest that stops answering
-   * (hung, crashed, its agent killed) is waited for until the deadline, then stopped by force.
-   */
-  async waitForEnd(signal: AbortSignal): Promise<RunResult['ended']> {
+  /** Follows the analyzer's status until it ends, the deadline passes or the task is aborted. */
+  waitForEnd(signal: AbortSignal): Promise<RunResult['ended']> {
     const { agent, request, warn } = this.options;
     const deadline = Date.now() + (request.timeoutSeconds + this.options.collectGraceSeconds) * 1000;
-    while (Date.now() < deadline) {
-      if (signal.aborted) {
-        warn('the analysis was aborted');
-        return 'error';
-      }
-      const state = await agent.status().catch(() => null);
-      this.finished = state?.status === 'complete' || state?.status === 'failed';
-      if (state?.status === 'complete') return state.description === 'timeout' ? 'timeout' : 'exited';
-      if (state?.status === 'failed') {
-        warn(`the analyzer failed: ${state.description ?? 'no reason given'}`);
-        return 'error';
-      }
-      await sleep(STATUS_POLL_MS, undefined, { signal }).catch(() => undefined);
-    }
-    warn('the guest did not finish the analysis in time: it was stopped by force');
-    return 'timeout';
+    return followAnalyzerStatus(agent, { deadline, signal, warn, onLook: (finished) => (this.finished = finished) });
   }
 
   /** Stores the sample in the guest and chooses its package, as a linux machine does. */

@@ -6,6 +6,7 @@ import { runCommand } from '../host/command.js';
 import type { CreateTaskNetwork } from '../host/contracts.js';
 import { cleanupStaleNetworks, createTaskNetwork, SpareNetwork } from '../host/network/index.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
+import { checkCuckooCwd } from './cuckoo-analyzer-zip.js';
 import { prepareQemuMachine } from './prepare.js';
 import { QemuSession, type QemuMachineContext } from './session.js';
 import { parseQemuSettings, type QemuSettings } from './settings.js';
@@ -36,6 +37,8 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
 
   const contexts = new MachineContexts<QemuMachineContext>(async (name) => {
     await checkTools();
+    const machine = config.machines.find((candidate) => candidate.name === name);
+    if (machine?.platform === 'windows' && settingsOf(name).analyzer === 'nestbox') checkCuckooCwd(settingsOf(name).cuckoo_cwd, name);
     const context = await prepareQemuMachine(name, settingsOf(name), {
       log: machineLog,
       internetInterface: config.routing.internet_interface,

@@ -8,6 +8,7 @@ import { machineId } from '../host/machine-id.js';
 import { recordOwner } from '../host/ownership.js';
 import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { runWithAgentOnly } from './agent-only-run.js';
+import { CuckooResultServer } from './cuckoo-result-server.js';
 import { createTap, plugIntoTaskNetwork, removeTap, tapName } from './analysis-link.js';
 import { GuestAnalyzer } from './guest-analyzer.js';
 import { GuestMachine } from './guest-machine.js';
@@ -15,10 +16,12 @@ import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { ANALYSIS_MAC, type ColdBoot, type Hardware } from './machine-args.js';
 import { dropRebootDisk, keepRebootDisk, keptRebootDisk, type DiskOrigin, type KeptDisk } from './reboot-state.js';
 import { ResultChannels, type ChannelSummary } from './result-channels.js';
+import { openResultLink, RESULT_LINK, type ResultLink } from './result-link.js';
 import { QemuScreenshots } from './screenshots.js';
 import type { QemuSettings } from './settings.js';
 import { createOverlay, createTaskDisk } from './snapshot.js';
 import { withTimeout } from './timeouts.js';
+import { WindowsGuestAnalyzer } from './windows-guest.js';
 
 /** What every task of one QEMU machine shares: its settings and its image's ready state. */
 export interface QemuMachineContext {
@@ -41,6 +44,8 @@ const LOAD_TIMEOUT_MS = 30_000;
 const AGENT_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 5_000;
 const FLUSH_TIMEOUT_MS = 15_000;
+/** Cuckoo's result server port, when the machine's `resultserver_port` is 0. */
+const DEFAULT_RESULT_PORT = 2042;
 
 /** Timings of a start, for the log and the benchmark. */
 export interface StartTimings {
@@ -64,8 +69,11 @@ export class QemuSession implements MachineSession {
   private readonly warnings: string[] = [];
   /** Prefix length of the machine's address in the task network. */
   private prefix = 24;
-  /** nestbox's analyzer in the guest, once started (operators' agent-only images have none). */
-  private analyzer: GuestAnalyzer | undefined;
+  /** The analyzer in the guest, once started (operators' agent-only images have none). */
+  private analyzer: GuestAnalyzer | WindowsGuestAnalyzer | undefined;
+  /** A Windows guest's results: Cuckoo's result server and the link the guest reaches it through. */
+  private cuckooResults: CuckooResultServer | undefined;
+  private resultLink: ResultLink | undefined;
   /** What the task's disk overlay stands on, noted with the end state kept for reboot tasks. */
   private diskOrigin: DiskOrigin | undefined;
   private collected = false;
@@ -168,11 +176,7 @@ export class QemuSession implements MachineSession {
     return ResultChannels.open(machine, this.request.paths, {
       logLimitBytes: settings.log_limit_bytes,
       traceLimitBytes: settings.max_total_upload_mb * 1024 ** 2,
-      uploads: {
-        maxFiles: settings.max_uploads,
-        maxFileBytes: settings.max_upload_mb * 1024 ** 2,
-        maxTotalBytes: settings.max_total_upload_mb * 1024 ** 2,
-      },
+      uploads: this.uploadLimits(),
       droppedFiles: this.context.droppedFileLimits,
     });
   }
@@ -186,7 +190,7 @@ export class QemuSession implements MachineSession {
         for (const warning of await runWithAgentOnly(this.machine!.agent, this.request, this.guestNetwork(), signal)) this.warn(warning);
         ended = signal.aborted ? 'error' : 'timeout';
       } else {
-        const analyzer = this.guestAnalyzer();
+        const analyzer = this.request.machine.platform === 'windows' ? await this.windowsGuest() : this.guestAnalyzer();
         this.analyzer = analyzer;
         await analyzer.start();
         if (this.context.settings.screenshots) this.startScreenshots();
@@ -214,6 +218,42 @@ export class QemuSession implements MachineSession {
       guestNetwork: this.guestNetwork(),
       warn: (message) => this.warn(message),
     });
+  }
+
+  /** Cuckoo's analyzer in a Windows guest, with the result server it reports to and its link. */
+  private async windowsGuest(): Promise<WindowsGuestAnalyzer> {
+    const { context, request } = this;
+    const { settings } = context;
+    const socket = join(this.runDir, 'results.sock');
+    this.cuckooResults = await CuckooResultServer.listen({ path: socket }, {
+      paths: request.paths,
+      uploads: this.uploadLimits(),
+      droppedFiles: context.droppedFileLimits,
+      logLimitBytes: settings.log_limit_bytes,
+      behaviourLimitBytes: settings.max_total_upload_mb * 1024 ** 2,
+    });
+    const port = request.machine.resultserver_port || DEFAULT_RESULT_PORT;
+    this.resultLink = await openResultLink(this.network!.netnsName, port, socket);
+    const network = this.guestNetwork();
+    return new WindowsGuestAnalyzer({
+      agent: this.machine!.agent,
+      request,
+      cuckooCwd: settings.cuckoo_cwd,
+      monitor: settings.cuckoo_monitor,
+      resultServer: { ip: RESULT_LINK.host, port },
+      collectGraceSeconds: settings.collect_grace,
+      card: network && { ...network, resultLink: { address: RESULT_LINK.guest, prefix: RESULT_LINK.prefix } },
+      warn: (message) => this.warn(message),
+    });
+  }
+
+  private uploadLimits() {
+    const { settings } = this.context;
+    return {
+      maxFiles: settings.max_uploads,
+      maxFileBytes: settings.max_upload_mb * 1024 ** 2,
+      maxTotalBytes: settings.max_total_upload_mb * 1024 ** 2,
+    };
   }
 
   /** How the guest's analysis card is to be configured: the machine's place in the task network. */
@@ -278,12 +318,28 @@ export class QemuSession implements MachineSession {
     if (this.collected) return;
     this.collected = true;
     if (this.machine && this.keepsEndState) await this.keepEndState();
+    await this.collectCuckooResults();
     if (!this.channels) return;
     this.summary = await this.channels.close();
     for (const warning of this.summary.warnings) this.warn(warning);
-    const lines = this.summary.uploads.entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
-    if (lines) await appendFile(this.request.paths.filesJson, lines);
+    await this.listUploads(this.summary.uploads.entries);
     this.log.info({ events: this.summary.events, uploads: this.summary.uploads.entries.length, shots: this.screenshots?.taken ?? 0 }, 'results collected');
+  }
+
+  /** What a Windows guest's analyzer sent; the link closes first, so nothing more comes meanwhile. */
+  private async collectCuckooResults(): Promise<void> {
+    const results = this.cuckooResults;
+    if (!results) return;
+    this.cuckooResults = undefined;
+    await this.resultLink?.close();
+    const summary = await results.close();
+    for (const warning of summary.warnings) this.warn(warning);
+    await this.listUploads(summary.uploads.entries);
+  }
+
+  private async listUploads(entries: readonly object[]): Promise<void> {
+    const lines = entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
+    if (lines) await appendFile(this.request.paths.filesJson, lines);
   }
 
   /** The disk overlay, kept in the analysis folder for reboot tasks (within the size limit). */
@@ -315,6 +371,8 @@ export class QemuSession implements MachineSession {
     };
     await attempt('stopping QEMU', () => this.machine?.kill() ?? Promise.resolve());
     if (this.channels && !this.summary) await attempt('closing the result channels', () => this.channels!.close());
+    await attempt('closing the result link', () => this.resultLink?.close() ?? Promise.resolve());
+    await attempt('closing the result server', () => this.cuckooResults?.close() ?? Promise.resolve());
     await attempt('removing the task network', () => this.network?.close() ?? Promise.resolve());
     await attempt('removing the tap', () => removeTap(tapName(this.id)));
     await attempt('removing the run folder', () => rm(this.runDir, { recursive: true, force: true }));

@@ -24,12 +24,20 @@ export const qemuSettingsSchema = z.strictObject({
   /** auto: KVM when a short boot test shows it works on this host, else TCG (software emulation). */
   accel: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
   /**
-   * nestbox: nestbox's Linux analyzer runs the sample (behaviour trace, dropped files, process dumps; the
-   * guest needs Python 3, and nestbox's monitor or strace). none: the sample is only stored and started
-   * through the agent, for guests prepared for Cuckoo (Windows...): screenshots, capture and full memory
-   * dump, no behaviour log.
+   * nestbox: an analyzer runs the sample: on a machine of platform `linux`, nestbox's Linux analyzer
+   * (behaviour trace, dropped files, process dumps; the guest needs Python 3, and nestbox's monitor or
+   * strace); on a machine of platform `windows`, Cuckoo 2.0.7's Windows analyzer and monitor from
+   * `cuckoo_cwd`, driven as Cuckoo drives them (windows-guest.ts). none: the sample is only stored and
+   * started through the agent: screenshots, capture and full memory dump, no behaviour log.
    */
   analyzer: z.enum(['nestbox', 'none']).default('nestbox'),
+  /**
+   * Machines of platform `windows`: the operator's Cuckoo 2.0.7 working directory (its analyzer/windows,
+   * monitor/ and stuff/dumpmem.yarac are sent to the guest for each task; nestbox ships no Windows analyzer).
+   */
+  cuckoo_cwd: z.string().default(''),
+  /** Which monitor of cuckoo_cwd/monitor/ (`latest`: the one Cuckoo's own `latest` file names). */
+  cuckoo_monitor: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('latest'),
   /** Record the behaviour in the guest (nestbox's analyzer only): with nestbox's monitor, else strace if the image has it. */
   tracing: z.boolean().default(true),
   /**

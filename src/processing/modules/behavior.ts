@@ -1,6 +1,6 @@
 import { parseOptions } from '../../db/task-options.js';
 import { behaviorFold, type FinishBehavior, type NetworkHints } from '../behavior-log.js';
-import { answeredCalls, readSupervisorRecord } from '../../report/supervisor-log.js';
+import { answeredCalls } from '../../report/supervisor-log.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 
 /**
@@ -16,7 +16,7 @@ export const behaviorModule: ProcessingModule<'behavior', FinishBehavior> = {
   },
   async run(input, finish) {
     if (!finish) return undefined;
-    return finish(await networkHints(input), answeredCalls(await readSupervisorRecord(input.paths.supervisorLog)))?.section;
+    return finish(await networkHints(input), answeredCalls(await input.supervisorRecord()))?.section;
   },
 };
 

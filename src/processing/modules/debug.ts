@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRegularFile } from '../safe-open.js';
-import { readSupervisorRecord } from '../../report/supervisor-log.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */
@@ -16,7 +15,7 @@ export const debugModule: ProcessingModule<'debug'> = {
   async run(input) {
     const errors = [...new Set(input.errors.map((error) => error.message).filter((message) => message.trim() !== ''))];
     const action = [...new Set(input.errors.map((error) => error.action).filter((name) => name !== ''))];
-    const skipped = (await readSupervisorRecord(input.paths.supervisorLog)).sleeps;
+    const skipped = (await input.supervisorRecord()).sleeps;
     return {
       log: await readLines(input.paths.analysisLog),
       cuckoo: await readLines(input.paths.taskLog),
