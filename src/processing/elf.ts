@@ -1,4 +1,4 @@
-import { BinaryReader, cString, hex } from './binary-reader.js';
+import { BinaryReader, cString, hex } from '../formats/binary-reader.js';
 
 /**
  * ELF facts for `static.elf`, named as `readelf` prints them: file header, program headers (segments),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { type FileHashes, MultiHasher } from '../storage/hashing.js';
 import type { FileInfo } from '../report/report-types.js';
-import { openRegularFile } from './safe-open.js';
+import { openRegularFile } from '../util/safe-open.js';
 import { StringScanner, UrlCollector } from './strings.js';
 import type { ProcessingTools } from './types.js';
 

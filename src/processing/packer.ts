@@ -1,6 +1,6 @@
-import { entropy } from './binary-reader.js';
+import { entropy } from '../formats/binary-reader.js';
 import type { ElfInfo } from './elf.js';
-import type { PeInfo } from './pe.js';
+import type { PeInfo } from '../formats/pe.js';
 
 /** Signs of packing: packer markers and section names, and entropy near that of random data. */
 export interface PackerInfo {

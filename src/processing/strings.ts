@@ -1,4 +1,4 @@
-import { openRegularFile } from './safe-open.js';
+import { openRegularFile } from '../util/safe-open.js';
 
 /**
  * Printable strings in binary data, found in one streaming pass: runs of printable ASCII (tab and

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src');
 
 /** Modules every stage may use; they import no stage. */
-const SHARED = ['errors', 'version', 'util', 'config', 'db', 'storage', 'report', 'app'];
+const SHARED = ['errors', 'version', 'util', 'config', 'db', 'storage', 'report', 'formats', 'app'];
 /** The analysis chain, in the order data flows through it. */
 const CHAIN = [['machinery', 'analysis'], ['processing'], ['signatures'], ['reporting']];
 /** Entry points and orchestrators: they wire stages together, and no stage imports them. */

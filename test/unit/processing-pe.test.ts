@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type PeInfo, parsePeFile } from '../../src/processing/pe.js';
-import { knownOrdinals } from '../../src/processing/pe-ordinals.js';
+import { type PeInfo, parsePeFile } from '../../src/formats/pe.js';
+import { knownOrdinals } from '../../src/formats/pe-ordinals.js';
 
 /**
  * PE facts compared with python3-pefile (the library Cuckoo uses) on executables and a DLL built here

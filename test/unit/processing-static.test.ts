@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseElfFile } from '../../src/processing/elf.js';
 import { detectPackers } from '../../src/processing/packer.js';
-import { parsePeFile } from '../../src/processing/pe.js';
+import { parsePeFile } from '../../src/formats/pe.js';
 import { detectScript } from '../../src/processing/script.js';
 
 /** Script recognition and packer signs on files built here: gcc and mingw binaries, random data, scripts. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parsePeFile } from '../../src/processing/pe.js';
+import { parsePeFile } from '../../src/formats/pe.js';
 import { windowsSample, type WindowsBits, type WindowsSampleName } from '../helpers/windows-samples.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { internal, unavailable } from '../../errors.js';
-import { parsePeFile } from '../../processing/pe.js';
+import { parsePeFile } from '../../formats/pe.js';
 import { fileType } from '../host/file-type.js';
 import type { AnalysisRequest, RunResult } from '../types.js';
 import type { AgentClient } from './agent-client.js';

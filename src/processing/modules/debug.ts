@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { isRegularFile } from '../safe-open.js';
+import { isRegularFile } from '../../util/safe-open.js';
 import type { ProcessingModule } from '../types.js';
 
 /** Lines kept per log: a sample printing in a loop must not fill the report. */

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BinaryReader, hex } from '../binary-reader.js';
-import { isRegularFile } from '../safe-open.js';
+import { BinaryReader, hex } from '../../formats/binary-reader.js';
+import { isRegularFile } from '../../util/safe-open.js';
 import { fanOut, scanFile, StringCollector, StringScanner, UrlCollector } from '../strings.js';
 import type { ProcessingModule } from '../types.js';
 

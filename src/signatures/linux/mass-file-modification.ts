@@ -1,4 +1,4 @@
-import { entropy } from '../../processing/binary-reader.js';
+import { entropy } from '../../formats/binary-reader.js';
 import type { BehaviorEvent } from '../../report/events.js';
 import type { DroppedFile } from '../../report/report-types.js';
 import { openAccess } from '../helpers/file-access.js';

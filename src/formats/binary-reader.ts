@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { openRegularFile } from './safe-open.js';
+import { openRegularFile } from '../util/safe-open.js';
 
 /** Largest single read a parser may ask for; hostile headers cannot make us allocate more. */
 const MAX_READ = 64 << 20;
