@@ -16,7 +16,7 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
-import { answeredCallEvents, readSupervisorRecord } from '../report/supervisor-log.js';
+import { behaviorStreams } from '../report/behavior-streams.js';
 import * as transfer from '../cluster/transfer/worker-hooks.js';
 
 /**
@@ -149,8 +149,7 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const answered = answeredCallEvents((await readSupervisorRecord(input.paths.supervisorLog)).sleeps);
-  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
+  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], await behaviorStreams(input.paths));
   if (!results) return outcomes;
   folding.forEach(([module], index) => {
     const outcome = results[index]!;

@@ -1,4 +1,7 @@
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { eventsOfKnownProcesses } from '../report/event-streams.js';
+import { wineCallStream } from '../report/wine-call-stream.js';
+import { windowsSummary } from './windows-summary.js';
 import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
 import { commandLine } from '../report/command-line.js';
@@ -62,6 +65,8 @@ const O_ACCMODE = 3;
 const O_WRONLY = 1;
 const O_DIRECTORY = 0o200000;
 const EINPROGRESS = -115;
+/** Wine's loader as a process name, before the Windows program it runs names it. */
+const WINE_LOADER = /^wine(64)?(-preloader)?$/;
 
 const PTRACE_REQUESTS: Record<number, string> = {
   0: 'PTRACE_TRACEME',
@@ -218,6 +223,9 @@ class Reconstructor {
       process.path = String(event.path);
       process.name = basename(process.path) || process.name;
       process.commandLine = commandLine(event.argv);
+    } else if (event.kind === 'win.call' && event.comm !== '' && WINE_LOADER.test(process.name)) {
+      // The host process runs Wine's loader for a Windows program: it is that program.
+      process.name = event.comm;
     } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {
       process.destinations.add(`${event.address}|${event.port}`);
     }
@@ -344,6 +352,8 @@ function categorise(event: BehaviorEvent): Array<[string, string]> {
       return [['executable_mapping', event.path ?? `anonymous ${event.call} ${event.address}`]];
     case 'module.load':
       return event.ret >= 0 ? [['module_loaded', event.path ?? event.call]] : [];
+    case 'win.call':
+      return windowsSummary(event);
     default:
       return [];
   }
@@ -448,6 +458,9 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervi
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
   const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
-  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised.sleeps));
+  // A task folder's log (<task>/logs/events.jsonl) may have Wine's calls beside it.
+  const wine = basename(dirname(eventsPath)) === 'logs' ? await wineCallStream(dirname(dirname(eventsPath))) : undefined;
+  const among = [eventsOfKnownProcesses(answeredCallEvents(supervised.sleeps)), ...(wine ? [wine] : [])];
+  const finish = await foldOne(eventsPath, behaviorFold(options), among);
   return finish?.(options.network, answeredCalls(supervised));
 }
