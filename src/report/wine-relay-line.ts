@@ -25,18 +25,27 @@ export interface RelayArg {
   text?: string;
 }
 
-const HEADER = /^(\d+)\.(\d{3}):([0-9a-f]+):([0-9a-f]+):/;
+const HEADER = /^\d+\.\d{3}:[0-9a-f]+:[0-9a-f]+:$/;
 const CALL = /^Call ([\w.-]+)\.(\w+)\(/;
 const RET = /^Ret {2}([\w.-]+)\.(\w+)\(\) retval=([0-9a-f]+)/;
 const KEY_CALL = /^trace:reg:(NtCreateKey|NtOpenKeyEx|NtOpenKey|NtCreateKeyTransacted|NtOpenKeyTransactedEx) (.*)$/;
 const CREATED = /^trace:process:NtCreateUserProcess (L".*") pid ([0-9a-f]+) tid [0-9a-f]+ handles/;
 
 export function parseRelayLine(line: string): RelayLine | undefined {
-  const header = HEADER.exec(line);
-  if (!header) return undefined;
-  const tick = Number(header[1]) + Number(header[2]) / 1000;
-  const ids = { tick, winpid: parseInt(header[3]!, 16), wintid: parseInt(header[4]!, 16) };
-  return { ...ids, ...messageOf(line.slice(header[0].length)) };
+  // By hand rather than by one regular expression: this runs for each of a million lines.
+  const pid = line.indexOf(':');
+  const tid = line.indexOf(':', pid + 1);
+  const end = line.indexOf(':', tid + 1);
+  if (pid < 5 || end < 0 || line.charCodeAt(pid - 4) !== 0x2e) return undefined;
+  const tick = Number(line.slice(0, pid));
+  const winpid = parseInt(line.slice(pid + 1, tid), 16);
+  const wintid = parseInt(line.slice(tid + 1, end), 16);
+  if (Number.isNaN(tick) || Number.isNaN(winpid) || Number.isNaN(wintid) || !HEADER.test(line.slice(0, end + 1))) return undefined;
+  const message = messageOf(line.slice(end + 1)) as RelayLine;
+  message.tick = tick;
+  message.winpid = winpid;
+  message.wintid = wintid;
+  return message;
 }
 
 function messageOf(message: string): RelayMessage {
