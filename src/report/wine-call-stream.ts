@@ -14,8 +14,8 @@ import { RelayDecoder, type WindowsCall } from './wine-calls.js';
  * `monotonic`, read together before the sample started) turns them into the log's CLOCK_REALTIME seconds,
  * else the relay log's modification time is taken as the time of its last line.
  *
- * Ids: no Wine channel prints a process's host pid. `logs/wine/pids.json` (`[{winpid, pid}]`) gives them
- * when the machine knew; otherwise each new Wine process of the relay log is matched to a host process of
+ * Ids: no Wine channel prints a process's host pid. `logs/wine/pids.json` (`[{winpid, pid, tids}]`, `tids`
+ * host tids by Wine tid) gives them when the machine knew; otherwise each new Wine process of the relay log is matched to a host process of
  * the behaviour log that ran Wine's loader, in order, preferring one of the same program name (Wine names
  * the host process after the program). A Wine process left unmatched keeps its Wine pid.
  */
@@ -33,6 +33,12 @@ interface HostProcess {
   pid: number;
   ppid: number;
   name: string;
+}
+
+/** What the machine recorded of a Wine process: its host pid, and host tids by Wine tid. */
+interface KnownIds {
+  pid: number;
+  tids: ReadonlyMap<number, number>;
 }
 
 /** The stream of a task folder's Wine calls; undefined when the task ran no Windows program under Wine. */
@@ -57,7 +63,7 @@ class WineCallStream implements EventStream {
   constructor(
     path: string,
     private readonly offset: number,
-    private readonly pids: ReadonlyMap<number, number>,
+    private readonly known: ReadonlyMap<number, KnownIds>,
   ) {
     const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
     this.#lines = (stream as AsyncIterable<string>)[Symbol.asyncIterator]();
@@ -100,8 +106,10 @@ class WineCallStream implements EventStream {
     const host = this.#hostOf(call.winpid);
     call.pid = host.pid;
     call.ppid = host.ppid;
-    // Wine's thread ids are no host ids: the process's first thread is the host process itself.
-    call.tid = call.wintid === this.#firstThread(call) ? host.pid : call.wintid;
+    // Wine's thread ids are no host ids: without the machine's record, the process's first thread is the
+    // host process itself, and the others keep Wine's id.
+    const first = this.#firstThread(call);
+    call.tid = this.known.get(call.winpid)?.tids.get(call.wintid) ?? (call.wintid === first ? host.pid : call.wintid);
     call.comm = host.name;
     return call;
   }
@@ -127,8 +135,12 @@ class WineCallStream implements EventStream {
     const program = windowsBasename(this.#decoder.imageOf(winpid) ?? '').slice(0, COMM_LENGTH).toLowerCase();
     const creator = this.#decoder.creatorOf(winpid);
     const ppid = creator === undefined ? 0 : this.#hostOf(creator).pid;
-    const given = this.pids.get(winpid);
-    if (given !== undefined) return this.#hosts.get(given) ?? { pid: given, ppid, name: program };
+    const given = this.known.get(winpid)?.pid;
+    if (given !== undefined) {
+      const seen = this.#loaders.findIndex((host) => host.pid === given);
+      if (seen >= 0) this.#loaders.splice(seen, 1);
+      return this.#hosts.get(given) ?? { pid: given, ppid, name: program };
+    }
     const sameName = this.#loaders.findIndex((host) => host.name.slice(0, COMM_LENGTH).toLowerCase() === program);
     const at = program !== '' && sameName >= 0 ? sameName : 0;
     const [matched] = this.#loaders.splice(at, 1);
@@ -148,13 +160,18 @@ async function clockOffset(path: string): Promise<number | undefined> {
   return typeof realtime === 'number' && typeof monotonic === 'number' ? realtime - monotonic : undefined;
 }
 
-/** Host pids by Wine pid, from the machine's record when it wrote one. */
-async function knownPids(path: string): Promise<Map<number, number>> {
+/** Host ids by Wine pid, from the machine's record when it wrote one. */
+async function knownPids(path: string): Promise<Map<number, KnownIds>> {
   const list = await readJson(path);
-  const pids = new Map<number, number>();
+  const pids = new Map<number, KnownIds>();
   if (!Array.isArray(list)) return pids;
-  for (const entry of list as Array<{ winpid?: unknown; pid?: unknown }>) {
-    if (Number.isSafeInteger(entry?.winpid) && Number.isSafeInteger(entry?.pid)) pids.set(entry.winpid as number, entry.pid as number);
+  for (const entry of list as Array<{ winpid?: unknown; pid?: unknown; tids?: unknown }>) {
+    if (!Number.isSafeInteger(entry?.winpid) || !Number.isSafeInteger(entry?.pid)) continue;
+    const tids = new Map<number, number>();
+    for (const [wintid, tid] of Object.entries(typeof entry.tids === 'object' && entry.tids !== null ? entry.tids : {})) {
+      if (Number.isSafeInteger(Number(wintid)) && Number.isSafeInteger(tid)) tids.set(Number(wintid), tid as number);
+    }
+    pids.set(entry.winpid as number, { pid: entry.pid as number, tids });
   }
   return pids;
 }

@@ -146,12 +146,14 @@ describe('a Wine task in the behaviour section', () => {
 
   it('takes the host pids the machine recorded when it wrote them', async () => {
     const paths = wineTask(root, 'with-pids');
-    writeFileSync(join(paths.dir, 'logs/wine/pids.json'), JSON.stringify([{ winpid: 0x158, pid: 4321 }, { winpid: 0x160, pid: 4330 }]));
+    writeFileSync(join(paths.dir, 'logs/wine/pids.json'), JSON.stringify([{ winpid: 0x158, pid: 4321, tids: { [0x15c]: 4322 } }, { winpid: 0x160, pid: 4330 }]));
     // The child's loader exec is not in this log: the map still places its calls.
     const log = join(paths.dir, 'logs/events.jsonl');
     writeFileSync(log, HOST_EVENTS.filter((e) => !(e.pid === 4330 && e.kind === 'process.exec')).map((e) => `${JSON.stringify(e)}\n`).join(''));
     const withPids = await behaviorOf(paths);
     assert.ok(withPids.processes.find((process) => process.pid === 4330)!.calls.some((call) => call.api === 'Sleep'));
+    const set = withPids.processes.find((process) => process.pid === 4321)!.calls.find((call) => call.api === 'RegSetValueExW')!;
+    assert.equal(set.tid, 4322, "the thread's host tid from the record");
   });
 });
 
