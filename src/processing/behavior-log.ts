@@ -4,7 +4,7 @@ import { wineCallStream } from '../report/wine-call-stream.js';
 import { windowsSummary } from './windows-summary.js';
 import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
-import { commandLine } from '../report/command-line.js';
+import { commandLine, windowsCommandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 import { type AnsweredCalls, answeredCallEvents, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
@@ -128,6 +128,8 @@ interface ProcessState {
   name: string;
   path: string;
   commandLine: string;
+  /** The arguments of the program it runs (a Wine process's name its Windows program). */
+  argv: readonly string[];
   firstSeen: number;
   calls: Call[];
   summary: Summary;
@@ -137,6 +139,18 @@ interface ProcessState {
   counted: Map<string, number> | undefined;
   /** `address|port` this process connected or sent to. */
   destinations: Set<string>;
+}
+
+/**
+ * A host process that runs Wine's loader for a Windows program is that program: named after it, with its
+ * Windows path and command line (`wine64 C:\x\a.exe arg` runs `C:\x\a.exe arg`).
+ */
+function becomeWindowsProgram(process: ProcessState, name: string): void {
+  process.name = name;
+  const [, program, ...args] = process.argv;
+  if (program === undefined || !/^[A-Za-z]:\\/.test(program)) return;
+  process.path = program;
+  process.commandLine = windowsCommandLine([program, ...args]);
 }
 
 /** The behaviour fold: what the log says about each process, kept within the limits. */
@@ -204,6 +218,7 @@ class Reconstructor {
       name,
       path,
       commandLine,
+      argv: [],
       firstSeen,
       calls: [],
       summary: new Summary(this.limits.valuesPerProcess),
@@ -223,9 +238,9 @@ class Reconstructor {
       process.path = String(event.path);
       process.name = basename(process.path) || process.name;
       process.commandLine = commandLine(event.argv);
+      process.argv = event.argv;
     } else if (event.kind === 'win.call' && event.comm !== '' && WINE_LOADER.test(process.name)) {
-      // The host process runs Wine's loader for a Windows program: it is that program.
-      process.name = event.comm;
+      becomeWindowsProgram(process, event.comm);
     } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {
       process.destinations.add(`${event.address}|${event.port}`);
     }

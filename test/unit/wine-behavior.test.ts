@@ -34,7 +34,7 @@ function event(pid: number, ppid: number, tick: number, body: EventBody, comm: s
 const PROBE = `${WINE_DRIVE_C}/users/root/AppData/Roaming/probe.txt`;
 /** The monitor's view: the probe's Wine process, a shell that is no Wine process, and the child Wine started. */
 const HOST_EVENTS: BehaviorEvent[] = [
-  event(4321, 4300, 62714.6, { kind: 'process.exec', path: '/usr/lib/wine/wine64', argv: ['/usr/lib/wine/wine64', 'probe64.exe'], ret: 0 }, 'bash'),
+  event(4321, 4300, 62714.6, { kind: 'process.exec', path: '/usr/lib/wine/wine64', argv: ['/usr/lib/wine/wine64', 'C:\\users\\Public\\probe64.exe'], ret: 0 }, 'bash'),
   event(4321, 4300, 62714.601, { kind: 'process.rename', name: 'probe64.exe' }, 'wine64'),
   event(4321, 4300, 62714.848, { kind: 'file.open', path: PROBE, flags: 0o1101, mode: 0o644, ret: 40 }, 'probe64.exe'),
   event(4321, 4300, 62714.86, { kind: 'process.fork', child: 4325 }, 'probe64.exe'),
@@ -81,9 +81,11 @@ describe('a Wine task in the behaviour section', () => {
   it("puts each Wine process's Windows calls in the host process that ran it, named after its program", () => {
     const probe = processOf(4321);
     assert.equal(probe.process_name, 'probe64.exe');
+    assert.equal(probe.process_path, 'C:\\users\\Public\\probe64.exe');
     assert.ok(probe.calls.some((call) => call.api === 'RegSetValueExW'));
     const child = processOf(4330);
     assert.equal(child.ppid, 4329);
+    assert.equal(child.command_line, 'C:\\users\\Public\\probe64.exe child');
     assert.deepEqual(child.calls.filter((call) => call.category !== 'process' || call.api === 'ExitProcess').map((call) => call.api).slice(-3), ['Sleep', 'GetModuleHandleW', 'ExitProcess']);
     assert.equal(processOf(4325).calls.some((call) => call.category === 'filesystem'), false, 'the shell ran no Windows code');
     // The main thread is the host process; the calls carry Cuckoo's Windows categories.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { windowsCommandLine } from '../../src/report/command-line.js';
 import { relayFromExcludeList, relayIncludeList, WINDOWS_APIS, windowsApi } from '../../src/report/windows-apis.js';
 import { RelayDecoder, signedValue, type WindowsCall } from '../../src/report/wine-calls.js';
 import { predefinedKey, RegistryKeys, win32KeyPath } from '../../src/report/wine-registry-keys.js';
@@ -180,5 +181,11 @@ describe('Windows calls from the real relay log', () => {
     assert.deepEqual(of('Sleep').map((call) => [call.winpid, call.args.dwMilliseconds]), [[0x160, 10], [0x158, 20]]);
     const exits = of('ExitProcess');
     assert.deepEqual(exits.map((call) => [call.winpid, call.args.uExitCode, call.status]), [[0x160, '0x00000003', true], [0x158, '0x00000000', true]]);
+  });
+});
+
+describe('Windows command lines', () => {
+  it('quotes arguments the way Microsoft C runtimes parse them', () => {
+    assert.equal(windowsCommandLine(['C:\\Program Files\\a.exe', 'plain', '', 'say "hi"', 'C:\\dir with space\\']), '"C:\\Program Files\\a.exe" plain "" "say \\"hi\\"" "C:\\dir with space\\\\"');
   });
 });
