@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { behaviorModule } from '../../src/processing/modules/behavior.js';
+import { droppedModule } from '../../src/processing/modules/dropped.js';
+import { YaraScanner } from '../../src/processing/yara.js';
+import { FileTypeDetector } from '../../src/storage/filetype.js';
 import type { ProcessingInput } from '../../src/processing/types.js';
 import { behaviorStreams } from '../../src/report/behavior-streams.js';
 import { foldEventLog } from '../../src/report/event-log.js';
@@ -218,6 +221,32 @@ describe('a large relay log', () => {
       assert.equal(total, pairs);
       assert.ok(largest < pairs / 4, 'read a chunk at a time, not the whole log');
     } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('files a Windows program dropped', () => {
+  it('are named by their Windows path', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'nestbox-wine-dropped-'));
+    const fileType = new FileTypeDetector();
+    const yara = new YaraScanner([], root);
+    try {
+      const paths = new AnalysisPaths(join(root, 'task'));
+      paths.create();
+      writeFileSync(join(paths.files, '0123456789abcdef_payload.exe'), 'MZ not really\n');
+      writeFileSync(join(paths.files, '1123456789abcdef_note.txt'), 'linux side\n');
+      const entries = [
+        { path: 'files/0123456789abcdef_payload.exe', filepath: `${WINE_DRIVE_C}/users/abecker/AppData/Roaming/payload.exe`, pids: [4321] },
+        { path: 'files/1123456789abcdef_note.txt', filepath: '/tmp/note.txt', pids: [4321] },
+      ];
+      writeFileSync(paths.filesJson, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      const input = { paths, tools: { fileType, yara } } as unknown as ProcessingInput;
+      const files = (await droppedModule.run(input))!;
+      assert.deepEqual(files.map((file) => file.filepath).sort(), ['/tmp/note.txt', 'C:\\users\\abecker\\AppData\\Roaming\\payload.exe']);
+    } finally {
+      fileType.close();
+      await yara.close();
       rmSync(root, { recursive: true, force: true });
     }
   });
