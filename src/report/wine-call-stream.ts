@@ -184,15 +184,26 @@ async function readJson(path: string): Promise<unknown> {
   }
 }
 
-/** The tick of the relay log's last line that has one (read from its last 64 KiB). */
+/** The tick of the relay log's last line that has one. */
 async function lastTick(path: string): Promise<number> {
+  const ticks = [...(await tailOf(path)).matchAll(/^(\d+\.\d{3}):[0-9a-f]+:[0-9a-f]+:/gm)];
+  return ticks.length === 0 ? 0 : Number(ticks.at(-1)![1]);
+}
+
+/** The size the machine cut a task's relay log at (its note ends the log), undefined when it did not. */
+export async function relayLogCut(dir: string): Promise<number | undefined> {
+  const cut = /^nestbox: relay log cut at (\d+) bytes/m.exec(await tailOf(join(dir, WINE_RELAY_LOG)).catch(() => ''));
+  return cut ? Number(cut[1]) : undefined;
+}
+
+/** The last 64 KiB of a file as text. */
+async function tailOf(path: string): Promise<string> {
   const file = await open(path, 'r');
   try {
     const { size } = await file.stat();
     const length = Math.min(size, 1 << 16);
     const { buffer } = await file.read(Buffer.alloc(length), 0, length, size - length);
-    const ticks = [...buffer.toString('utf8').matchAll(/^(\d+\.\d{3}):[0-9a-f]+:[0-9a-f]+:/gm)];
-    return ticks.length === 0 ? 0 : Number(ticks.at(-1)![1]);
+    return buffer.toString('utf8');
   } finally {
     await file.close();
   }

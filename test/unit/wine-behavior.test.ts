@@ -149,6 +149,16 @@ describe('a Wine task in the behaviour section', () => {
     assert.equal(section.summary.regkey_written!.filter((key) => key.endsWith('\\Run\\probe')).length, 1, 'once, though both tell it');
   });
 
+  it("says so when the machine cut Wine's relay log, and keeps the calls before the cut", async () => {
+    const relay = readFileSync(join(FIXTURE, 'probe64-relay.log'), 'utf8');
+    const kept = relay.slice(0, relay.indexOf('Call KERNEL32.CreateProcessW'));
+    const cut = await behaviorOf(wineTask(root, 'cut', `${kept.slice(0, kept.lastIndexOf('\n') + 1)}nestbox: relay log cut at ${kept.length} bytes\n`));
+    assert.ok(cut.anomaly.some((anomaly) => anomaly.funcname === 'relay.log' && anomaly.message.includes(`${kept.length} bytes`)));
+    assert.ok(cut.summary.regkey_written!.some((key) => key.endsWith('\\Run\\probe')));
+    assert.equal(cut.processes.find((process) => process.pid === 4321)!.calls.some((call) => call.api === 'CreateProcessW'), false);
+    assert.equal(section.anomaly.some((anomaly) => anomaly.funcname === 'relay.log'), false);
+  });
+
   it('takes the host pids the machine recorded when it wrote them', async () => {
     const paths = wineTask(root, 'with-pids');
     writeFileSync(join(paths.dir, 'logs/wine/pids.json'), JSON.stringify([{ winpid: 0x158, pid: 4321, tids: { [0x15c]: 4322 } }, { winpid: 0x160, pid: 4330 }]));

@@ -3,6 +3,7 @@ import { behaviorFold, type FinishBehavior, type NetworkHints } from '../behavio
 import { answeredCalls, readSupervisorRecord } from '../../report/supervisor-log.js';
 import type { ProcessingInput, ProcessingModule } from '../types.js';
 import { type RegistryChanges, registryChanges } from '../../report/wine-registry-diff.js';
+import { relayLogCut } from '../../report/wine-call-stream.js';
 
 /**
  * Processes, process tree, per-process and overall summaries, API statistics and anomalies from the
@@ -20,7 +21,10 @@ export const behaviorModule: ProcessingModule<'behavior', FinishBehavior> = {
   async run(input, finish) {
     if (!finish) return undefined;
     const section = finish(await networkHints(input), answeredCalls(await readSupervisorRecord(input.paths.supervisorLog)))?.section;
-    if (section) addRegistryChanges(section.summary, await registryChanges(input.paths.dir));
+    if (!section) return section;
+    addRegistryChanges(section.summary, await registryChanges(input.paths.dir));
+    const cut = await relayLogCut(input.paths.dir);
+    if (cut !== undefined) section.anomaly.push({ category: 'tracer', funcname: 'relay.log', message: `Wine's relay log was cut at ${cut} bytes: later Windows calls are missing` });
     return section;
   },
 };
