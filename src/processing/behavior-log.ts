@@ -135,6 +135,8 @@ interface ProcessState {
   summary: Summary;
   /** Decoded calls by system call name. */
   decoded: Map<string, number>;
+  /** Windows calls by name (Wine traced them; the tracer's counts are of system calls only). */
+  windows: Map<string, number>;
   /** The tracer's counts of every call, when it counted them. */
   counted: Map<string, number> | undefined;
   /** `address|port` this process connected or sent to. */
@@ -195,7 +197,8 @@ class Reconstructor {
     // An event of a kind this version does not know is no call it can name.
     const api = apiOf(event);
     if (api === undefined) return;
-    process.decoded.set(api, (process.decoded.get(api) ?? 0) + 1);
+    const counts = event.kind === 'win.call' ? process.windows : process.decoded;
+    counts.set(api, (counts.get(api) ?? 0) + 1);
     this.record(process, event);
   }
 
@@ -223,6 +226,7 @@ class Reconstructor {
       calls: [],
       summary: new Summary(this.limits.valuesPerProcess),
       decoded: new Map(),
+      windows: new Map(),
       counted: undefined,
       destinations: new Set(),
     };
@@ -314,8 +318,8 @@ class Reconstructor {
 
 /**
  * A process's calls by name: the tracer's counts (or, without them, its decoded calls, among which
- * processing put the calls the supervisor recorded), and the calls the tracer never saw because the
- * supervisor answered them.
+ * processing put the calls the supervisor recorded), the calls the tracer never saw because the
+ * supervisor answered them, and a Wine process's Windows calls.
  */
 function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<string, number> {
   const stats = new Map(process.counted ?? process.decoded);
@@ -324,6 +328,7 @@ function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<stri
   };
   if (process.counted) add(answered.recorded.get(process.pid));
   add(answered.counted.get(process.pid));
+  add(process.windows);
   return Object.fromEntries(stats);
 }
 
