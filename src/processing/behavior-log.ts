@@ -2,6 +2,7 @@ import { basename, dirname } from 'node:path';
 import { eventsOfKnownProcesses } from '../report/event-streams.js';
 import { wineCallStream } from '../report/wine-call-stream.js';
 import { windowsSummary } from './windows-summary.js';
+import { windowsPathOf } from '../report/windows-paths.js';
 import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
 import { commandLine, windowsCommandLine } from '../report/command-line.js';
@@ -193,7 +194,8 @@ class Reconstructor {
       return;
     }
     this.apply(process, event);
-    for (const [category, value] of categorise(event)) this.mark(process, category, String(value));
+    // A file under the Wine prefix's C: drive is listed as the Windows program named it, in both views.
+    for (const [category, value] of categorise(event)) this.mark(process, category, windowsPathOf(String(value)) ?? String(value));
     // An event of a kind this version does not know is no call it can name.
     const api = apiOf(event);
     if (api === undefined) return;

@@ -143,6 +143,9 @@ describe('a Wine task in the behaviour section', () => {
     assert.deepEqual(summary.connects_host, ['127.0.0.1']);
     assert.deepEqual(summary.fetches_url, ['http://127.0.0.1:9/payload.exe']);
     has('directory_enumerated', 'C:\\windows\\*.ini');
+    // The monitor's open of the same file, under the prefix's C: drive, is listed by its Windows path too.
+    has('file_opened', 'C:\\users\\root\\AppData\\Roaming\\probe.txt');
+    assert.equal(JSON.stringify(summary).includes(WINE_DRIVE_C), false);
   });
 
   it('adds the registry writes of the saved registry files, which the relay log may not show', () => {
