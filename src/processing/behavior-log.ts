@@ -247,6 +247,8 @@ class Reconstructor {
       process.argv = event.argv;
     } else if (event.kind === 'win.call' && event.comm !== '' && WINE_LOADER.test(process.name)) {
       becomeWindowsProgram(process, event.comm);
+      // Its Windows command line, as Cuckoo lists the command lines of the processes that ran.
+      if (process.path !== '' && /^[A-Za-z]:\\/.test(process.path)) this.mark(process, 'command_line', process.commandLine);
     } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {
       process.destinations.add(`${event.address}|${event.port}`);
     }

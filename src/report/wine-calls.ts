@@ -27,6 +27,8 @@ interface Frame {
 interface WineProcess {
   keys: RegistryKeys;
   files: Map<string, string>;
+  /** Process and thread handles it holds, to the Wine pid of the process they designate. */
+  targets: Map<string, number>;
   threads: Map<number, Frame[]>;
   /** The program's name (`x.exe`), from Wine's Image File Execution Options lookup at its start. */
   image?: string;
@@ -68,6 +70,8 @@ export class RelayDecoder {
       }
       case 'process-created':
         this.#created.set(line.childWinpid, { image: line.image, parent: line.winpid });
+        process.targets.set(line.processHandle, line.childWinpid);
+        process.targets.set(line.threadHandle, line.childWinpid);
         return [];
       default:
         return [];
@@ -96,7 +100,7 @@ export class RelayDecoder {
   #process(winpid: number): WineProcess {
     let process = this.#processes.get(winpid);
     if (!process) {
-      process = { keys: new RegistryKeys(), files: new Map(), threads: new Map() };
+      process = { keys: new RegistryKeys(), files: new Map(), targets: new Map(), threads: new Map() };
       this.#processes.set(winpid, process);
     }
     return process;
@@ -131,6 +135,7 @@ export class RelayDecoder {
     const args = namedArgs(frame.args, known?.args ?? []);
     if (status || retval === undefined) addHandles(process, frame, args, retval);
     else addPaths(process, frame, args);
+    addTarget(process, winpid, args);
     return {
       ts: frame.tick,
       pid: 0,
@@ -150,15 +155,44 @@ export class RelayDecoder {
   }
 }
 
-/** Arguments by their documented names: counts as numbers, strings as passed, the rest as `0x...` text. */
+/**
+ * Arguments by their documented names: counts as numbers, strings as passed, the rest as `0x...` text.
+ * A 32-bit argument (DWORD, BOOL, UINT, int: by its Hungarian prefix) keeps its low 32 bits only: a 64-bit
+ * program passes it in a register whose upper half relay prints as it found it.
+ */
 function namedArgs(args: readonly RelayArg[], names: readonly string[]): Record<string, string | number> {
   const named: Record<string, string | number> = {};
   args.forEach((arg, i) => {
-    const name = names[i] ?? `arg${i + 1}`;
-    if (name.startsWith('#')) named[name.slice(1)] = /^[0-9a-f]+$/i.test(arg.hex) ? Number(signedValue(arg.hex)) : arg.hex;
-    else named[name] = arg.text ?? `0x${arg.hex}`;
+    const name = (names[i] ?? `arg${i + 1}`).replace(/^#/, '');
+    const hex = isDword(name) && /^[0-9a-f]{9,16}$/i.test(arg.hex) ? arg.hex.slice(-8) : arg.hex;
+    if (names[i]?.startsWith('#')) named[name] = /^[0-9a-f]+$/i.test(hex) ? Number(signedValue(hex)) : hex;
+    else named[name] = arg.text ?? `0x${hex}`;
   });
   return named;
+}
+
+/** Sizes that are SIZE_T though their prefix says DWORD. */
+const WIDE_SIZES = new Set(['dwSize', 'nSize', 'dwStackSize']);
+
+function isDword(name: string): boolean {
+  return !WIDE_SIZES.has(name) && (/^(dw|fl|b|u|n|f|id|v|i)[A-Z]/.test(name) || ['af', 'type', 'protocol', 'flags', 'Algid', 'NameType', 'samDesired', 'ulOptions', 'Reserved', 'csidl', 'uMode'].includes(name));
+}
+
+/** Handle arguments that designate a process (or a thread of one). */
+const TARGET_ARGS = ['hProcess', 'ProcessHandle', 'hThread', 'ThreadHandle'];
+const CURRENT = new Set(['ffffffff', 'ffffffffffffffff', 'fffffffe', 'fffffffffffffffe']);
+
+/**
+ * `process_identifier` (Cuckoo's monitor's name): the Wine pid of the process a call's process or thread
+ * handle designates, from the handles CreateProcess (`+process`) and OpenProcess gave; the caller itself
+ * for the pseudo-handles of GetCurrentProcess/GetCurrentThread.
+ */
+function addTarget(process: WineProcess, winpid: number, args: Record<string, string | number>): void {
+  const handle = TARGET_ARGS.map((name) => args[name]).find((value) => typeof value === 'string');
+  if (typeof handle !== 'string') return;
+  const key = normalHandle(handle);
+  const target = CURRENT.has(key) ? winpid : process.targets.get(key);
+  if (target !== undefined) args.process_identifier = target;
 }
 
 /** Relay's hex as the signed value the caller saw: 8 digits as a 32-bit value, more as a 64-bit one. */
@@ -194,6 +228,9 @@ function addHandles(process: WineProcess, frame: Frame, args: Record<string, str
   if (/^CreateFile[AW]$/.test(frame.api) && retval !== undefined && typeof args.lpFileName === 'string') {
     process.files.set(normalHandle(retval), args.lpFileName);
   }
+  if (frame.api === 'OpenProcess' && retval !== undefined && typeof args.dwProcessId === 'number') {
+    process.targets.set(normalHandle(retval), args.dwProcessId);
+  }
 }
 
 function addPaths(process: WineProcess, frame: Frame, args: Record<string, string | number>): string | undefined {
@@ -201,6 +238,10 @@ function addPaths(process: WineProcess, frame: Frame, args: Record<string, strin
   if (regkey !== undefined) args.regkey = regkey;
   const file = typeof args.hFile === 'string' ? process.files.get(normalHandle(args.hFile)) : undefined;
   if (file !== undefined) args.filepath = file;
+  // Cuckoo's monitor's names for the files a call names.
+  if (typeof args.lpFileName === 'string' && !args.lpFileName.startsWith('0x') && /File/.test(frame.api)) args.filepath = args.lpFileName;
+  if (typeof args.lpExistingFileName === 'string') args.oldfilepath = args.lpExistingFileName;
+  if (typeof args.lpNewFileName === 'string') args.newfilepath = args.lpNewFileName;
   return regkey;
 }
 

@@ -16,7 +16,7 @@ export type RelayMessage =
   /** `trace:reg:NtOpenKeyEx <- 0x3c`: the handle it was given (`(nil)` when it failed: then undefined). */
   | { kind: 'key-handle'; handle: string | undefined }
   /** `trace:process:NtCreateUserProcess L"\\??\\C:\\x.exe" pid 0160 tid 0164 handles 0x88/0x8c` */
-  | { kind: 'process-created'; image: string; childWinpid: number }
+  | { kind: 'process-created'; image: string; childWinpid: number; processHandle: string; threadHandle: string }
   | { kind: 'other' };
 
 /** One argument as relay printed it: its value in hex, and the string it points to when Wine showed one. */
@@ -29,7 +29,7 @@ const HEADER = /^\d+\.\d{3}:[0-9a-f]+:[0-9a-f]+:$/;
 const CALL = /^Call ([\w.-]+)\.(\w+)\(/;
 const RET = /^Ret {2}([\w.-]+)\.(\w+)\(\) retval=([0-9a-f]+)/;
 const KEY_CALL = /^trace:reg:(NtCreateKey|NtOpenKeyEx|NtOpenKey|NtCreateKeyTransacted|NtOpenKeyTransactedEx) (.*)$/;
-const CREATED = /^trace:process:NtCreateUserProcess (L".*") pid ([0-9a-f]+) tid [0-9a-f]+ handles/;
+const CREATED = /^trace:process:NtCreateUserProcess (L".*") pid ([0-9a-f]+) tid [0-9a-f]+ handles (\S+)\/(\S+)$/;
 
 export function parseRelayLine(line: string): RelayLine | undefined {
   // By hand rather than by one regular expression: this runs for each of a million lines.
@@ -86,7 +86,13 @@ function createdOf(message: string): RelayMessage {
   const created = CREATED.exec(message);
   if (!created) return { kind: 'other' };
   const [image] = relayArgs(`0 ${created[1]!}`);
-  return { kind: 'process-created', image: (image?.text ?? '').replace(/^\\\?\?\\/, ''), childWinpid: parseInt(created[2]!, 16) };
+  return {
+    kind: 'process-created',
+    image: (image?.text ?? '').replace(/^\\\?\?\\/, ''),
+    childWinpid: parseInt(created[2]!, 16),
+    processHandle: normalHandle(created[3]!),
+    threadHandle: normalHandle(created[4]!),
+  };
 }
 
 /** A handle or pointer as lower-case hex without `0x` or leading zeros, so that both spellings meet. */

@@ -139,6 +139,8 @@ describe('a Wine task in the behaviour section', () => {
     assert.deepEqual(summary.dll_loaded, ['ntdll.dll', 'ws2_32.dll']);
     assert.deepEqual(summary.mutex, ['Global\\probe-mutex-1']);
     has('command_line', '"C:\\users\\Public\\probe64.exe" child');
+    // The child's own command line, as the Wine process that ran it shows it.
+    has('command_line', 'C:\\users\\Public\\probe64.exe child');
     assert.deepEqual(summary.resolves_host, ['localhost']);
     assert.deepEqual(summary.connects_host, ['127.0.0.1']);
     assert.deepEqual(summary.fetches_url, ['http://127.0.0.1:9/payload.exe']);

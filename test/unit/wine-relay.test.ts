@@ -58,7 +58,9 @@ describe('relay lines', () => {
     assert.deepEqual(parseRelayLine('1.000:0020:0024:trace:reg:NtOpenKeyEx <- (nil)'), { tick: 1, winpid: 0x20, wintid: 0x24, kind: 'key-handle', handle: undefined });
     assert.deepEqual(parseRelayLine('1.000:0020:0024:trace:reg:NtOpenKeyEx <- 0x3c'), { tick: 1, winpid: 0x20, wintid: 0x24, kind: 'key-handle', handle: '3c' });
     const created = parseRelayLine('62714.891:0158:015c:trace:process:NtCreateUserProcess L"\\\\??\\\\C:\\\\users\\\\Public\\\\x.exe" pid 0160 tid 0164 handles 0x88/0x8c');
-    assert.deepEqual(created, { tick: 62714.891, winpid: 0x158, wintid: 0x15c, kind: 'process-created', image: 'C:\\users\\Public\\x.exe', childWinpid: 0x160 });
+    assert.deepEqual(created, {
+      tick: 62714.891, winpid: 0x158, wintid: 0x15c, kind: 'process-created', image: 'C:\\users\\Public\\x.exe', childWinpid: 0x160, processHandle: '88', threadHandle: '8c',
+    });
     // Wine's own entry points and other channels are no calls; lines without the header are not Wine's.
     assert.equal(parseRelayLine('62714.820:0158:015c:Call PE DLL (proc=0000000170068C10,module=0000000170000000 L"ntdll.dll",reason=PROCESS_ATTACH,res=000000000021FB00)')?.kind, 'other');
     assert.equal(parseRelayLine('wine: created the configuration directory'), undefined);
@@ -150,6 +152,7 @@ describe('Windows calls from the real relay log', () => {
     assert.deepEqual(create!.args, {
       lpFileName: 'C:\\users\\root\\AppData\\Roaming\\probe.txt', dwDesiredAccess: '0x40000000', dwShareMode: '0x00000000', lpSecurityAttributes: '0x00000000',
       dwCreationDisposition: '0x00000002', dwFlagsAndAttributes: '0x00000080', hTemplateFile: '0x00000000',
+      filepath: 'C:\\users\\root\\AppData\\Roaming\\probe.txt',
     });
     assert.equal(create!.ret, 0x78);
     assert.equal(create!.status, true);
@@ -172,6 +175,26 @@ describe('Windows calls from the real relay log', () => {
     assert.equal(of('RegQueryValueExA')[0]!.args.regkey, 'HKEY_LOCAL_MACHINE\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\ProductName');
     assert.equal(of('RegCreateKeyExW')[0]!.args.key_handle, '0x78');
     assert.equal(of('RegDeleteKeyW')[0]!.args.regkey, 'HKEY_CURRENT_USER\\Software\\ProbeVendor\\Settings');
+  });
+
+  it('names the process a process or thread handle designates, from the handles CreateProcess gave', () => {
+    assert.equal(of('VirtualAllocEx')[0]!.args.process_identifier, 0x160);
+    assert.equal(of('WriteProcessMemory')[0]!.args.process_identifier, 0x160);
+    assert.equal(of('ResumeThread')[0]!.args.process_identifier, 0x160, 'the thread handle');
+    assert.deepEqual(of('MoveFileExW')[0]!.args.newfilepath, 'C:\\users\\root\\Temp\\probe-moved.txt');
+  });
+
+  it('keeps only the low 32 bits of 32-bit arguments, whose register upper half 64-bit relay prints as found', () => {
+    const decoder = new RelayDecoder();
+    decoder.line('1.000:0020:0024:Call KERNEL32.CreateProcessW(00000000,0021ed70 L"a.exe",00000000,00000000,52454b2000000000,65532e3200000004,00000000,00000000,0021f1d0,0021f1b0) ret=140001b36');
+    decoder.line('1.000:0020:0024:Call KERNEL32.VirtualAllocEx(ffffffffffffffff,00000000,100000000,00003000,52454b2000000040) ret=140001c18');
+    const [allocation] = decoder.line('1.001:0020:0024:Ret  KERNEL32.VirtualAllocEx() retval=00340000 ret=140001c18');
+    const [start] = decoder.line('1.002:0020:0024:Ret  KERNEL32.CreateProcessW() retval=00000001 ret=140001b36');
+    assert.equal(start!.args.bInheritHandles, '0x00000000');
+    assert.equal(start!.args.dwCreationFlags, '0x00000004');
+    assert.equal(allocation!.args.flProtect, '0x00000040');
+    assert.equal(allocation!.args.dwSize, 0x100000000, 'SIZE_T stays whole');
+    assert.equal(allocation!.args.process_identifier, 0x20, "GetCurrentProcess's pseudo-handle is the caller");
   });
 
   it('knows the child the probe started: its program and its creator; calls that never returned end the log', () => {
