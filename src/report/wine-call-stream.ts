@@ -72,7 +72,8 @@ class WineCallStream implements EventStream {
   async read(): Promise<readonly BehaviorEvent[]> {
     const calls: WindowsCall[] = [];
     while (calls.length === 0 && !this.#ended) {
-      const chunk = await this.#lines.next();
+      // A log that cannot be read on (gone, unreadable) ends the Windows calls, not the task's processing.
+      const chunk = await this.#lines.next().catch(() => ({ done: true as const, value: undefined }));
       if (chunk.done) {
         this.#ended = true;
         for (const line of this.#rest.split('\n')) calls.push(...this.#decoder.line(line));
