@@ -16,7 +16,8 @@ import type { Report } from '../report/report-types.js';
 import type { AnyProcessingModule, ArchiveOrigin, ProcessingInput } from '../processing/types.js';
 import { type EventFold, foldEventLog, type FoldOutcome } from '../report/event-log.js';
 import { SHIPPED_RULES_DIR, YaraScanner } from '../processing/yara.js';
-import { answeredCallEvents, readSupervisorRecord, type SupervisorRecord } from '../report/supervisor-log.js';
+import { readSupervisorRecord, type SupervisorRecord } from '../report/supervisor-log.js';
+import { behaviorStreams } from '../report/behavior-streams.js';
 import * as transfer from '../cluster/transfer/worker-hooks.js';
 
 /**
@@ -149,8 +150,11 @@ async function foldLogOnce(
       failed(module, error);
     }
   }
-  const answered = answeredCallEvents((await input.supervisorRecord()).sleeps);
-  const results = await foldEventLog(join(input.paths.dir, EVENTS_FILE), [...folding.map(([, fold]) => fold), ...extra], answered);
+  const results = await foldEventLog(
+    join(input.paths.dir, EVENTS_FILE),
+    [...folding.map(([, fold]) => fold), ...extra],
+    await behaviorStreams(input.paths, await input.supervisorRecord()),
+  );
   if (!results) return outcomes;
   folding.forEach(([module], index) => {
     const outcome = results[index]!;

@@ -1,7 +1,11 @@
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
+import { eventsOfKnownProcesses } from '../report/event-streams.js';
+import { wineCallStream } from '../report/wine-call-stream.js';
+import { windowsSummary } from './windows-summary.js';
+import { windowsPathOf } from '../report/windows-paths.js';
 import type { BehaviorEvent } from '../report/events.js';
 import { apiOf, callOf } from '../report/calls.js';
-import { commandLine } from '../report/command-line.js';
+import { commandLine, windowsCommandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
 import { type AnsweredCalls, answeredCallEvents, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
@@ -62,6 +66,8 @@ const O_ACCMODE = 3;
 const O_WRONLY = 1;
 const O_DIRECTORY = 0o200000;
 const EINPROGRESS = -115;
+/** Wine's loader as a process name, before the Windows program it runs names it. */
+const WINE_LOADER = /^wine(64)?(-preloader)?$/;
 
 const PTRACE_REQUESTS: Record<number, string> = {
   0: 'PTRACE_TRACEME',
@@ -123,15 +129,31 @@ interface ProcessState {
   name: string;
   path: string;
   commandLine: string;
+  /** The arguments of the program it runs (a Wine process's name its Windows program). */
+  argv: readonly string[];
   firstSeen: number;
   calls: Call[];
   summary: Summary;
   /** Decoded calls by system call name. */
   decoded: Map<string, number>;
+  /** Windows calls by name (Wine traced them; the tracer's counts are of system calls only). */
+  windows: Map<string, number>;
   /** The tracer's counts of every call, when it counted them. */
   counted: Map<string, number> | undefined;
   /** `address|port` this process connected or sent to. */
   destinations: Set<string>;
+}
+
+/**
+ * A host process that runs Wine's loader for a Windows program is that program: named after it, with its
+ * Windows path and command line (`wine64 C:\x\a.exe arg` runs `C:\x\a.exe arg`).
+ */
+function becomeWindowsProgram(process: ProcessState, name: string): void {
+  process.name = name;
+  const [, program, ...args] = process.argv;
+  if (program === undefined || !/^[A-Za-z]:\\/.test(program)) return;
+  process.path = program;
+  process.commandLine = windowsCommandLine([program, ...args]);
 }
 
 /** The behaviour fold: what the log says about each process, kept within the limits. */
@@ -172,11 +194,13 @@ class Reconstructor {
       return;
     }
     this.apply(process, event);
-    for (const [category, value] of categorise(event)) this.mark(process, category, String(value));
+    // A file under the Wine prefix's C: drive is listed as the Windows program named it, in both views.
+    for (const [category, value] of categorise(event)) this.mark(process, category, windowsPathOf(String(value)) ?? String(value));
     // An event of a kind this version does not know is no call it can name.
     const api = apiOf(event);
     if (api === undefined) return;
-    process.decoded.set(api, (process.decoded.get(api) ?? 0) + 1);
+    const counts = event.kind === 'win.call' ? process.windows : process.decoded;
+    counts.set(api, (counts.get(api) ?? 0) + 1);
     this.record(process, event);
   }
 
@@ -199,10 +223,12 @@ class Reconstructor {
       name,
       path,
       commandLine,
+      argv: [],
       firstSeen,
       calls: [],
       summary: new Summary(this.limits.valuesPerProcess),
       decoded: new Map(),
+      windows: new Map(),
       counted: undefined,
       destinations: new Set(),
     };
@@ -218,6 +244,11 @@ class Reconstructor {
       process.path = String(event.path);
       process.name = basename(process.path) || process.name;
       process.commandLine = commandLine(event.argv);
+      process.argv = event.argv;
+    } else if (event.kind === 'win.call' && event.comm !== '' && WINE_LOADER.test(process.name)) {
+      becomeWindowsProgram(process, event.comm);
+      // Its Windows command line, as Cuckoo lists the command lines of the processes that ran.
+      if (process.path !== '' && /^[A-Za-z]:\\/.test(process.path)) this.mark(process, 'command_line', process.commandLine);
     } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {
       process.destinations.add(`${event.address}|${event.port}`);
     }
@@ -291,8 +322,8 @@ class Reconstructor {
 
 /**
  * A process's calls by name: the tracer's counts (or, without them, its decoded calls, among which
- * processing put the calls the supervisor recorded), and the calls the tracer never saw because the
- * supervisor answered them.
+ * processing put the calls the supervisor recorded), the calls the tracer never saw because the
+ * supervisor answered them, and a Wine process's Windows calls.
  */
 function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<string, number> {
   const stats = new Map(process.counted ?? process.decoded);
@@ -301,6 +332,7 @@ function apistatsOf(process: ProcessState, answered: AnsweredCalls): Record<stri
   };
   if (process.counted) add(answered.recorded.get(process.pid));
   add(answered.counted.get(process.pid));
+  add(process.windows);
   return Object.fromEntries(stats);
 }
 
@@ -344,6 +376,8 @@ function categorise(event: BehaviorEvent): Array<[string, string]> {
       return [['executable_mapping', event.path ?? `anonymous ${event.call} ${event.address}`]];
     case 'module.load':
       return event.ret >= 0 ? [['module_loaded', event.path ?? event.call]] : [];
+    case 'win.call':
+      return windowsSummary(event);
     default:
       return [];
   }
@@ -448,6 +482,9 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervi
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
   const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
-  const finish = await foldOne(eventsPath, behaviorFold(options), answeredCallEvents(supervised.sleeps));
+  // A task folder's log (<task>/logs/events.jsonl) may have Wine's calls beside it.
+  const wine = basename(dirname(eventsPath)) === 'logs' ? await wineCallStream(dirname(dirname(eventsPath))) : undefined;
+  const among = [eventsOfKnownProcesses(answeredCallEvents(supervised.sleeps)), ...(wine ? [wine] : [])];
+  const finish = await foldOne(eventsPath, behaviorFold(options), among);
   return finish?.(options.network, answeredCalls(supervised));
 }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { answeredCallEvents, readSupervisorRecord } from './supervisor-log.js';
+import { behaviorStreams } from './behavior-streams.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { apiOf, callOf } from './calls.js';
 import { type EventFold, foldEventLog } from './event-log.js';
@@ -178,8 +178,7 @@ export async function buildCallsIndex(paths: AnalysisPaths): Promise<void> {
   const processes = report.behavior?.processes ?? [];
   const builder = new CallsIndexBuilder(paths.callsIndex);
   try {
-    const answered = answeredCallEvents((await readSupervisorRecord(paths.supervisorLog)).sleeps);
-    const folded = await foldEventLog(join(paths.dir, EVENTS_FILE), [builder], answered);
+    const folded = await foldEventLog(join(paths.dir, EVENTS_FILE), [builder], await behaviorStreams(paths));
     if (folded?.[0] && !folded[0].ok) throw folded[0].error;
     if (!folded) for (const process of processes) for (const call of process.calls ?? []) builder.add(process.pid, call);
     await builder.complete(processes);

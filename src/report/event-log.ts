@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { BehaviorEvent } from './events.js';
+import { BufferedStream, type EventStream } from './event-streams.js';
 
 /**
  * The one reading of a task's behaviour log (`logs/events.jsonl`). Every consumer is a fold: it is given
@@ -32,26 +33,33 @@ export type FoldOutcome<R> = { ok: true; value: R } | { ok: false; error: unknow
 
 /**
  * Feeds every fold from one streaming read of the log. Undefined when there is no log. A fold that throws
- * is dropped and its error returned in its place; the others go on. `among` are events from elsewhere (the
- * calls the sample supervisor answered, which no tracer saw), in time order: each is fed before the first
- * log event that is later, if the log has shown its process by then.
+ * is dropped and its error returned in its place; the others go on. `among` are streams of events from
+ * elsewhere (the calls the sample supervisor answered, which no tracer saw; Windows calls Wine traced),
+ * each in time order: their events are fed before the first log event that is later, as each stream
+ * admits them.
  */
 export async function foldEventLog(
   path: string,
   folds: ReadonlyArray<EventFold<unknown>>,
-  among: readonly BehaviorEvent[] = [],
+  among: readonly EventStream[] = [],
 ): Promise<Array<FoldOutcome<unknown>> | undefined> {
   const feeder = new Feeder(folds);
-  let next = 0;
-  const feed = (line: string) => {
-    const event = parseEvent(line);
-    if (event === undefined) return;
-    if (event === null) return feeder.malformed();
-    while (next < among.length && among[next]!.ts < event.ts) feeder.eventOfKnown(among[next++]!);
+  const streams = among.map((stream) => new BufferedStream(stream));
+  const feedLogEvent = (event: BehaviorEvent) => {
+    for (const buffered of streams) buffered.stream.observe?.(event);
     feeder.event(event);
   };
+  const feed = (line: string): Promise<void> | undefined => {
+    const event = parseEvent(line);
+    if (event === null) feeder.malformed();
+    if (!event) return undefined;
+    const empty = feeder.feedAmong(streams, event.ts);
+    if (empty !== undefined) return feeder.feedAllAmong(streams, event.ts, empty).then(() => feedLogEvent(event));
+    feedLogEvent(event);
+    return undefined;
+  };
   if (!(await readLines(path, feed))) return undefined;
-  while (next < among.length) feeder.eventOfKnown(among[next++]!);
+  await feeder.feedAllAmong(streams, Infinity);
   return folds.map((fold) => {
     if (feeder.failures.has(fold)) return { ok: false, error: feeder.failures.get(fold) };
     try {
@@ -77,9 +85,29 @@ class Feeder {
     for (const fold of this.#live) this.#guard(fold, () => fold.malformed?.());
   }
 
-  /** An event from elsewhere: only for a process the log has shown, or whose creation it has. */
-  eventOfKnown(event: BehaviorEvent): void {
-    if (this.#eventsPerPid.has(event.pid) || this.#forked.has(event.pid)) this.event(event);
+  readonly known = (pid: number) => this.#eventsPerPid.has(pid) || this.#forked.has(pid);
+
+  /**
+   * Feeds the streams' events earlier than `before`, earliest first, as their streams admit them. Returns
+   * a stream whose batch ran out before that (to be refilled), else undefined once all are fed.
+   */
+  feedAmong(streams: readonly BufferedStream[], before: number): BufferedStream | undefined {
+    for (;;) {
+      let earliest: BufferedStream | undefined;
+      for (const buffered of streams) {
+        if (buffered.empty) return buffered;
+        const head = buffered.head;
+        if (head !== undefined && head.ts < before && (earliest === undefined || head.ts < earliest.head!.ts)) earliest = buffered;
+      }
+      if (earliest === undefined) return undefined;
+      const event = earliest.stream.admit(earliest.take(), this.known);
+      if (event !== undefined) this.event(event);
+    }
+  }
+
+  /** feedAmong, refilling streams as they run out. */
+  async feedAllAmong(streams: readonly BufferedStream[], before: number, empty?: BufferedStream): Promise<void> {
+    for (let next = empty ?? this.feedAmong(streams, before); next !== undefined; next = this.feedAmong(streams, before)) await next.refill();
   }
 
   event(event: BehaviorEvent): void {
@@ -113,7 +141,7 @@ class Feeder {
 }
 
 /** One fold over the log: its result, undefined without a log; a fold's error is thrown. */
-export async function foldOne<R>(path: string, fold: EventFold<R>, among: readonly BehaviorEvent[] = []): Promise<R | undefined> {
+export async function foldOne<R>(path: string, fold: EventFold<R>, among: readonly EventStream[] = []): Promise<R | undefined> {
   const [outcome] = (await foldEventLog(path, [fold], among)) ?? [];
   if (!outcome) return undefined;
   if (!outcome.ok) throw outcome.error;
@@ -139,24 +167,26 @@ const NOT_JSON = '\u0000';
 
 /**
  * Calls `onLine` for each line of a file, read in 1 MiB chunks (cheaper than readline for millions of
- * short lines). An overlong line counts as one unreadable line. False when the file does not exist.
+ * short lines), waiting for it when it returns a promise. An overlong line counts as one unreadable line.
+ * False when the file does not exist.
  */
-async function readLines(path: string, onLine: (line: string) => void): Promise<boolean> {
+async function readLines(path: string, onLine: (line: string) => Promise<void> | undefined): Promise<boolean> {
   const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 });
   let rest = '';
   let overlong = false;
   const finish = (tail: string) => {
-    onLine(overlong ? NOT_JSON : stripCr(rest + tail));
+    const line = overlong ? NOT_JSON : stripCr(rest + tail);
     rest = '';
     overlong = false;
+    return onLine(line);
   };
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
       let start = 0;
       for (let end = chunk.indexOf('\n'); end >= 0; end = chunk.indexOf('\n', start)) {
-        if (rest === '' && !overlong) onLine(stripCr(chunk.slice(start, end)));
-        else finish(chunk.slice(start, end));
+        const pending = rest === '' && !overlong ? onLine(stripCr(chunk.slice(start, end))) : finish(chunk.slice(start, end));
         start = end + 1;
+        if (pending) await pending;
       }
       if (overlong) continue;
       rest += chunk.slice(start);
@@ -169,7 +199,7 @@ async function readLines(path: string, onLine: (line: string) => void): Promise<
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
-  if (rest !== '' || overlong) finish('');
+  if (rest !== '' || overlong) await finish('');
   return true;
 }
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { EVENTS_FILE, type BehaviorEvent } from '../report/events.js';
 import { callIndexOf, type EventFold, foldOne } from '../report/event-log.js';
+import { behaviorStreams } from '../report/behavior-streams.js';
 import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { ProcessTable } from './process-table.js';
@@ -139,7 +140,7 @@ export async function runSignatureClasses(
   options: EngineOptions = {},
 ): Promise<SignatureMatch[]> {
   const run = new SignatureRun(classes, paths, options);
-  await foldOne(join(paths.dir, EVENTS_FILE), run.fold);
+  await foldOne(join(paths.dir, EVENTS_FILE), run.fold, await behaviorStreams(paths));
   return run.complete(report);
 }
 

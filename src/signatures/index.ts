@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { EVENTS_FILE } from '../report/events.js';
 import { foldOne } from '../report/event-log.js';
+import { behaviorStreams } from '../report/behavior-streams.js';
 import type { Report, SignatureMatch } from '../report/report-types.js';
 import type { AnalysisPaths } from '../storage/layout.js';
 import { SignatureRun } from './engine.js';
@@ -216,6 +217,6 @@ export function startSignatures(paths: AnalysisPaths): { fold: SignatureRun['fol
 /** Runs every signature over an analysis on its own: the behaviour log (`logs/events.jsonl`) and the processed report. */
 export async function runSignatures(report: Report, paths: AnalysisPaths): Promise<SignatureMatch[]> {
   const signatures = startSignatures(paths);
-  await foldOne(join(paths.dir, EVENTS_FILE), signatures.fold);
+  await foldOne(join(paths.dir, EVENTS_FILE), signatures.fold, await behaviorStreams(paths));
   return signatures.complete(report);
 }

@@ -4,10 +4,10 @@ import type { AppContext } from '../app.js';
 import { idParam, INT } from '../api/params.js';
 import { TaskCalls } from './task-calls.js';
 import { validated } from './validation.js';
+import { CALL_CATEGORIES } from '../report/call-categories.js';
 
 /** Most calls one page may hold. */
 export const MAX_PAGE = 1000;
-const CATEGORIES = ['process', 'file', 'network', 'memory', 'synchronisation', 'system'] as const;
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -19,7 +19,7 @@ const callsQuery = z.object({
     .max(2000)
     .transform((names) => names.split(',').map((name) => name.trim()).filter((name) => name !== ''))
     .optional(),
-  category: z.enum(CATEGORIES).optional(),
+  category: z.enum(CALL_CATEGORIES).optional(),
   /** Text looked for in the calls' arguments. */
   q: z.string().max(1000).optional(),
   offset: integer(0, Number.MAX_SAFE_INTEGER).default(0),

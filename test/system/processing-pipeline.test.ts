@@ -15,6 +15,7 @@ import { validateConfig } from '../../src/config/load.js';
 import type { NewTask } from '../../src/db/schema.js';
 import { isNestboxError } from '../../src/errors.js';
 import { processTask } from '../../src/pipeline/process-task.js';
+import { CallsIndex } from '../../src/report/calls-index-query.js';
 import type { Report } from '../../src/report/report-types.js';
 import { scoreOf } from '../../src/signatures/index.js';
 import type { AnalysisPaths } from '../../src/storage/layout.js';
@@ -371,6 +372,41 @@ describe('processing pipeline', () => {
     await processTask(ctx, unwritable.id);
     assert.equal((await ctx.stores.tasks.get(unwritable.id))!.status, 'failed_reporting');
     assert.match((await ctx.stores.tasks.errorsOf([unwritable.id])).get(unwritable.id)![0]!.message, /^Writing the reports failed/);
+  });
+
+  it("puts a Wine task's Windows calls into the report, the calls index and the summary, among the Linux events", async () => {
+    const { id, paths } = await newTask({ target: '/tmp/upload/probe64.exe', package: 'wine', platform: 'windows' });
+    const fixture = join(import.meta.dirname, '../../../test/fixtures/wine');
+    // The real relay log's run: CLOCK_REALTIME and CLOCK_MONOTONIC_RAW read just before it started.
+    const realtime = 1795756712.1063316;
+    const monotonic = 62714.589635817;
+    const events: BehaviorEvent[] = [
+      { ts: realtime + 0.01, pid: 70, ppid: 1, tid: 70, comm: 'sh', kind: 'process.exec', path: '/usr/lib/wine/wine64', argv: ['/usr/lib/wine/wine64', 'C:\\users\\Public\\probe64.exe'], ret: 0 },
+      { ts: realtime + 0.02, pid: 70, ppid: 1, tid: 70, comm: 'wine64', kind: 'process.rename', name: 'probe64.exe' },
+      { ts: realtime + 0.7, pid: 70, ppid: 1, tid: 70, comm: 'probe64.exe', kind: 'process.exit', code: 0 },
+    ];
+    writeFileSync(join(paths.dir, 'logs', 'events.jsonl'), events.map((event) => JSON.stringify(event)).join('\n') + '\n');
+    mkdirSync(join(paths.dir, 'logs', 'wine'));
+    copyFileSync(join(fixture, 'probe64-relay.log'), join(paths.dir, 'logs', 'wine', 'relay.log'));
+    writeFileSync(join(paths.dir, 'logs', 'wine', 'clock.json'), JSON.stringify({ realtime, monotonic }));
+    await processTask(ctx, id);
+    assert.equal((await ctx.stores.tasks.get(id))!.status, 'reported');
+    const report = readReport(paths);
+    const probe = report.behavior!.processes.find((process) => process.pid === 70)!;
+    assert.equal(probe.process_name, 'probe64.exe');
+    const apis = probe.calls.map((call) => call.api);
+    assert.equal(apis[0], 'execve');
+    assert.ok(apis.indexOf('RegSetValueExW') > apis.indexOf('CreateFileW') && apis.at(-1) === 'exit_group', 'in time order among the Linux events');
+    assert.ok(report.behavior!.summary.regkey_written!.includes('HKEY_CURRENT_USER\\Software\\Microsoft\\Windows\\CurrentVersion\\Run\\probe'));
+    assert.equal(report.behavior!.apistats['70']!.CreateFileW, 2);
+    const index = CallsIndex.open(paths.callsIndex)!;
+    try {
+      const registry = index.calls({ pid: 70, category: 'registry', offset: 0, limit: 100 });
+      assert.ok(registry.calls.some((call) => call.api === 'RegSetValueExW'), 'the calls index has the Windows calls');
+    } finally {
+      index.close();
+    }
+    assert.deepEqual(report.debug!.errors, []);
   });
 
   it('processes only completed tasks and says why not', async () => {

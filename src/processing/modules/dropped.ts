@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describeFiles } from '../fileinfo.js';
 import type { DroppedFile, FileInfo } from '../../report/report-types.js';
 import type { ProcessingModule } from '../types.js';
+import { windowsPathOf } from '../../report/windows-paths.js';
 
 /** Dropped files described per report; the engine already caps how many it collects. */
 const MAX_DROPPED = 1000;
@@ -58,7 +59,9 @@ interface Chosen {
 }
 
 function droppedFile(info: FileInfo, { name, entry }: Chosen): DroppedFile {
-  return { ...info, filepath: entry?.filepath ?? name.replace(/^[0-9a-f]{16}_/, ''), pids: entry?.pids ?? [], ...entry?.truncation };
+  const filepath = entry?.filepath ?? name.replace(/^[0-9a-f]{16}_/, '');
+  // A file a Windows program wrote under Wine is named the way the program saw it.
+  return { ...info, filepath: windowsPathOf(filepath) ?? filepath, pids: entry?.pids ?? [], ...entry?.truncation };
 }
 
 /** files.json entries by file name inside files/. */

@@ -7,9 +7,9 @@ import type { CallPage, CallQuery } from './analysis-api';
 import type { CallsSource } from './calls-source';
 import { Pager } from './pager';
 import { CallTable } from './call-table';
+import { CALL_CATEGORIES } from '../../../src/report/call-categories';
 
 const PAGE = 100;
-const CATEGORIES = ['process', 'file', 'network', 'memory', 'synchronisation', 'system'];
 
 interface Filters {
   api: string;
@@ -49,7 +49,7 @@ export function Behaviour({ source, pid }: { source: CallsSource; pid: number | 
           Category{' '}
           <select name="category" value={typed.category} onChange={set('category')}>
             <option value="">any</option>
-            {CATEGORIES.map((category) => (
+            {CALL_CATEGORIES.map((category) => (
               <option key={category} value={category}>
                 {category}
               </option>
