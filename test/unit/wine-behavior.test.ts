@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readSupervisorRecord } from '../../src/report/supervisor-log.js';
 import { after, before, describe, it } from 'node:test';
 import { behaviorModule } from '../../src/processing/modules/behavior.js';
 import { droppedModule } from '../../src/processing/modules/dropped.js';
@@ -64,7 +65,8 @@ function wineTask(root: string, name: string, relayLog = readFileSync(join(FIXTU
 
 /** The behaviour section the way the pipeline makes it: the module's fold in the one pass, then its run. */
 async function behaviorOf(paths: AnalysisPaths): Promise<BehaviorSection> {
-  const input = { paths, task: { options: '' }, capture: async () => undefined } as unknown as ProcessingInput;
+  const supervisorRecord = () => readSupervisorRecord(paths.supervisorLog);
+  const input = { paths, task: { options: '' }, capture: async () => undefined, supervisorRecord } as unknown as ProcessingInput;
   const fold = behaviorModule.foldLog!(input)!;
   const [outcome] = (await foldEventLog(join(paths.dir, 'logs/events.jsonl'), [fold], await behaviorStreams(paths)))!;
   assert.ok(outcome?.ok);
