@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { BpftraceProgram, MonitorProgram, startStrace } from '../src/machinery/host/tracer/index.js';
 import type { TracerOptions, TracerSession } from '../src/machinery/host/contracts.js';
-import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup } from '../test/fixtures/tracer-harness.js';
+import { compileFixtures, createTestCgroup, ofKind, readEvents, runInCgroup, type TestCgroup } from '../test/fixtures/tracer-harness.js';
 import { guestTracerBench } from './tracer-guest.js';
 
 /**
@@ -24,7 +25,7 @@ import { guestTracerBench } from './tracer-guest.js';
  */
 const GUEST = process.argv.includes('--guest');
 const [OPENS = 200_000, EXECS = 300] = process.argv.slice(2).filter((arg) => arg !== '--guest').map(Number);
-const REPEATS = 3;
+const REPEATS = 5;
 /** Every traced run is cut off after this long: strace can be a hundred times slower. */
 const RUN_LIMIT_MS = 120_000;
 const AIMS: Record<string, number> = { find: 1.3, open: 2 };
@@ -79,9 +80,9 @@ async function timed(cgroupPath: string | null, argv: string[]): Promise<Timing>
  * costs inside the traced program (BPF programs run in its system time), apart from the wall time lost
  * to the tracer's and the service's processes competing for the CPUs.
  */
-function workloadCpuMs(cgroupPath: string): number {
+function workloadCpuMs(cgroupPath: string, runs = REPEATS): number {
   const stat = new Map(readFileSync(join(cgroupPath, 'cpu.stat'), 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]));
-  return (Number(stat.get('user_usec')) + Number(stat.get('system_usec'))) / 1000 / REPEATS;
+  return (Number(stat.get('user_usec')) + Number(stat.get('system_usec'))) / 1000 / runs;
 }
 
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
@@ -98,14 +99,34 @@ function serviceCpuMs(since: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1000;
 }
 
-async function untraced(workload: Workload): Promise<Timing & { cpuMs: number }> {
-  const cgroup = await createTestCgroup();
-  try {
-    const times: Timing[] = [];
-    for (let i = 0; i < REPEATS; i++) times.push(await timed(cgroup.path, workload.argv));
-    return { ...medianTiming(times), cpuMs: workloadCpuMs(cgroup.path) };
-  } finally {
-    await cgroup.remove();
+/**
+ * The workload untraced, in a cgroup no tracer records: one run at a time, each just before a traced run
+ * (see underEbpf's `before`), so that both see the same machine when its load drifts.
+ */
+class Untraced {
+  private readonly times: Timing[] = [];
+
+  private constructor(
+    private readonly cgroup: TestCgroup,
+    private readonly workload: Workload,
+  ) {}
+
+  /** Also runs the workload once untimed: the first run of `find` reads a cold directory cache. */
+  static async open(workload: Workload): Promise<Untraced> {
+    const untraced = new Untraced(await createTestCgroup(), workload);
+    await timed(untraced.cgroup.path, workload.argv);
+    return untraced;
+  }
+
+  async run(): Promise<void> {
+    this.times.push(await timed(this.cgroup.path, this.workload.argv));
+  }
+
+  /** The median run, and the CPU of a run (the warm-up counted as one). */
+  async close(): Promise<Timing & { cpuMs: number }> {
+    const cpuMs = workloadCpuMs(this.cgroup.path, this.times.length + 1);
+    await this.cgroup.remove();
+    return { ...medianTiming(this.times), cpuMs };
   }
 }
 
@@ -129,8 +150,19 @@ interface Armable {
   readonly pid?: number | undefined;
 }
 
+/** Waits until the events file has stopped growing (the decoding thread has caught up). */
+async function untilSettled(path: string): Promise<void> {
+  let last = -1;
+  for (;;) {
+    await sleep(300);
+    const size = existsSync(path) ? statSync(path).size : 0;
+    if (size === last) return;
+    last = size;
+  }
+}
+
 /** One program serves every workload, as it serves task after task in service. */
-async function underEbpf(program: Armable, workload: Workload, name: string): Promise<EbpfRun> {
+async function underEbpf(program: Armable, workload: Workload, name: string, before?: () => Promise<void>): Promise<EbpfRun> {
   const cgroup = await createTestCgroup();
   const eventsPath = join(scratch, `${name}.jsonl`);
   try {
@@ -141,7 +173,12 @@ async function underEbpf(program: Armable, workload: Workload, name: string): Pr
     const pid = program.pid;
     const loader = pid === undefined ? 0 : processCpuMs(pid);
     const times: Timing[] = [];
-    for (let i = 0; i < REPEATS; i++) times.push(await timed(cgroup.path, workload.argv));
+    for (let i = 0; i < REPEATS; i++) {
+      await before?.();
+      times.push(await timed(cgroup.path, workload.argv));
+      // The records are decoded at low priority, after the run: the next untraced run must not compete with that.
+      if (before) await untilSettled(eventsPath);
+    }
     const t1 = performance.now();
     const { lost } = await session.stop();
     const stopMs = performance.now() - t1;
@@ -188,8 +225,10 @@ try {
     // A program that could not confirm a drain (a loaded machine) is ended: the next one is launched.
     if (!monitor.usable) monitor = await MonitorProgram.launch(log);
     if (!bpftrace.usable) bpftrace = await BpftraceProgram.launch(log);
-    const base = await untraced(workload);
-    const mine = await underEbpf(monitor, workload, 'monitor');
+    // Untraced and monitored runs take turns: a load that drifts meanwhile weighs on both alike.
+    const untraced = await Untraced.open(workload);
+    const mine = await underEbpf(monitor, workload, 'monitor', () => untraced.run());
+    const base = await untraced.close();
     const old = await underEbpf(bpftrace, workload, 'bpftrace');
     const strace = await underStrace(workload);
     // Figures of a loaded machine are not a quiet one's: the load is printed beside them.
