@@ -281,11 +281,11 @@ export class LinuxSession implements MachineSession {
     // there is over, and only the init starting the sample follows. A program kept ready arms in
     // milliseconds, so a tracer armed earlier would see that launch (and the first task, whose tracer was
     // still compiling, would not).
-    await this.untilSandboxWaits(child);
+    const pid1 = await this.untilSandboxWaits(child);
     if (this.wine) {
       // What Wine's boot wrote (wineserver's folder, the prefix's notes) is the machine's, not the sample's.
       this.baseline = await snapshotUpper(this.disk.upper);
-      this.wine.run.released(await this.cgroups.pids('sample'));
+      this.wine.run.released(pid1, await this.cgroups.pids('sample'));
     }
     this.tracing.arm(this.wine ? WINDOWS_SAMPLE_DIR : SAMPLE_DIR);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
@@ -329,10 +329,11 @@ export class LinuxSession implements MachineSession {
   }
 
   /** Resolves once the sample's sandbox is set up (for Wine: Wine's own processes started) and waits to be released (or has failed). */
-  private async untilSandboxWaits(child: ChildProcess): Promise<void> {
+  private async untilSandboxWaits(child: ChildProcess): Promise<number | null> {
     const pid1 = await this.moveLauncherAside(child);
     const timeoutMs = this.wine ? WINE_PRELUDE_TIMEOUT_MS : undefined;
     if (pid1 !== null && !(await untilBlockedOn(pid1, BLOCK_FD, timeoutMs))) this.log.warn({ pid1 }, 'the sandbox was not seen waiting to start');
+    return pid1;
   }
 
   /**
@@ -440,6 +441,7 @@ export class LinuxSession implements MachineSession {
 
   private async stopEverything(): Promise<void> {
     this.runOver = true;
+    this.wine?.run.stopWatching();
     await this.display.stopScreenshots().catch(() => undefined);
     const launchers = [this.sample, this.display.process];
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.

@@ -1,12 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 
 /**
- * Which host process is which Wine process. wineserver, started with its request trace (`-d1`), prints a
- * line for each process's first thread and each new thread, with the Unix ids the thread has inside the
- * machine: `0024: init_first_thread( unix_pid=12, unix_tid=12, ...)` and its answer
+ * Which host process is which Wine process. wineserver, once its request trace is on, prints a line for
+ * each process's first thread and each new thread, with the Unix ids the thread has inside the machine:
+ * `0024: init_first_thread( unix_pid=12, unix_tid=12, ...)` and its answer
  * `0024: init_first_thread() = 0 { pid=0020, tid=0024, ...}`; `0030: init_thread( unix_tid=13, ...)`. The
  * machine's ids are turned into host ids (the numbering of the events file) while the thread lives, from
- * the NSpid lines of the processes in the machine's cgroup.
+ * the NSpid lines of the processes in the machine's cgroup. The trace comes on with the sample's first
+ * process (see wine-run.ts): its request is not in it, only the answer, and that process is the init's
+ * child, found by `sampleRoot`.
  */
 export interface WineProcessIds {
   winpid: number;
@@ -15,6 +17,9 @@ export interface WineProcessIds {
   /** Wine tid (decimal) -> host tid. */
   tids: Record<string, number>;
 }
+
+/** A Wine process takes far longer than this to start and say who it is. */
+const WATCH_MS = 15;
 
 const FIRST_THREAD = /^([0-9a-f]+): init_first_thread\( unix_pid=(\d+), unix_tid=(\d+)/;
 const FIRST_THREAD_REPLY = /^([0-9a-f]+): init_first_thread\(\) = 0 \{ pid=([0-9a-f]+), tid=([0-9a-f]+)/;
@@ -29,14 +34,17 @@ export class WinePidMap {
   private active = false;
   /** Host pids of Wine's own processes (the boot's), never the sample's. */
   private readonly own = new Set<number>();
-  /** Host pid -> its pid inside the machine, read once per process (the runs are too short for pids to wrap). */
+  /** Host pid -> its pid inside the machine, read once per process (the runs are too short for pids to be reused). */
   private readonly nspids = new Map<number, number | undefined>();
+  private watcher: NodeJS.Timeout | undefined;
   /** Lookups in flight, so that the map is complete once they are awaited. */
   private work: Promise<void> = Promise.resolve();
 
   constructor(
     /** Host pids of every process in the machine's sample cgroup. */
     private readonly machinePids: () => Promise<number[]>,
+    /** Host pid of the sample's first process. */
+    private readonly sampleRoot: () => Promise<number | undefined>,
   ) {}
 
   /**
@@ -46,6 +54,7 @@ export class WinePidMap {
   released(ownPids: number[]): void {
     this.active = true;
     for (const pid of ownPids) this.own.add(pid);
+    this.watch();
   }
 
   /** Feeds wineserver's trace as it arrives; other lines are ignored. */
@@ -57,6 +66,7 @@ export class WinePidMap {
 
   /** The map once every lookup is done. */
   async result(): Promise<WineProcessIds[]> {
+    this.stop();
     await this.work;
     return [...this.byWinpid.values()];
   }
@@ -71,8 +81,10 @@ export class WinePidMap {
     }
     match = FIRST_THREAD_REPLY.exec(line);
     if (match) {
+      const [winpid, wintid] = [parseInt(match[2]!, 16), parseInt(match[3]!, 16)];
       const ids = this.pending.get(parseInt(match[1]!, 16));
-      if (ids) this.later(() => this.addProcess(parseInt(match![2]!, 16), parseInt(match![3]!, 16), ids.nspid, ids.nstid));
+      if (ids) this.later(() => this.addProcess(winpid, wintid, ids.nspid, ids.nstid));
+      else if (this.byWinpid.size === 0) this.later(() => this.addRoot(winpid, wintid));
       return;
     }
     match = NEW_THREAD.exec(line);
@@ -95,6 +107,11 @@ export class WinePidMap {
     this.byWinpid.set(winpid, { winpid, pid: host.pid, tids: { [wintid]: host.tid } });
   }
 
+  private async addRoot(winpid: number, wintid: number): Promise<void> {
+    const pid = await this.sampleRoot();
+    if (pid !== undefined && !this.own.has(pid)) this.byWinpid.set(winpid, { winpid, pid, tids: { [wintid]: pid } });
+  }
+
   /** A new thread of a mapped process (threads of Wine's own processes are not looked for). */
   private async addThread(wintid: number, nstid: number): Promise<void> {
     for (const entry of this.byWinpid.values()) {
@@ -107,12 +124,31 @@ export class WinePidMap {
 
   /** The host pid and tid of a thread known by its ids inside the machine. */
   private async hostIds(nspid: number, nstid: number): Promise<{ pid: number; tid: number } | undefined> {
-    for (const pid of await this.machinePids()) {
-      if (!this.nspids.has(pid)) this.nspids.set(pid, await innermostId(`/proc/${pid}/status`));
-      if (this.nspids.get(pid) !== nspid) continue;
-      return { pid, tid: (await hostTidOf(pid, nstid)) ?? pid };
+    await this.lookAround();
+    for (const [pid, inside] of this.nspids) {
+      if (inside === nspid) return { pid, tid: (await hostTidOf(pid, nstid)) ?? pid };
     }
     return undefined;
+  }
+
+  /** Notes the machine-side pid of each process in the machine not seen yet. */
+  private async lookAround(): Promise<void> {
+    for (const pid of await this.machinePids()) {
+      if (!this.nspids.has(pid)) this.nspids.set(pid, await innermostId(`/proc/${pid}/status`));
+    }
+  }
+
+  /**
+   * Looks at the machine's processes every WATCH_MS while the sample runs, so that a Wine process that
+   * ends before its trace line is read (a copy that finds its mutex taken) is still known.
+   */
+  watch(): void {
+    this.watcher ??= setInterval(() => void this.lookAround().catch(() => undefined), WATCH_MS);
+  }
+
+  /** Ends the watch. */
+  stop(): void {
+    clearInterval(this.watcher);
   }
 }
 

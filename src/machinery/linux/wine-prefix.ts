@@ -6,6 +6,9 @@ import type { RelaySettings } from './wine-relay.js';
  * the Wine layer (wine-layer.ts), inside the layer's chroot, by the script below.
  */
 
+/** What makes Wine boot (services) and open its desktop (explorer.exe): a program that asks for the desktop window. */
+export const BOOT_COMMAND = 'rundll32.exe user32.dll,GetDesktopWindow';
+
 /** The environment every Wine process of the machine runs with (the sample's adds its debug channels). */
 export function wineEnvironment(): Record<string, string> {
   return {
@@ -108,5 +111,12 @@ export function prefixScript(): string {
     ...programs,
     `rm -f "${WINE_PREFIX}/dosdevices/z:"`,
     `touch -d '2023-09-14 08:12' "${PROFILE}"/*/* 2>/dev/null || true`,
+    // A last boot as a task's (with a display, without Z:), so that the saved registry is what the sample
+    // finds: the boot's own writes (fonts, the monitor) are not taken for the sample's.
+    'Xvfb :0 -nolisten tcp -screen 0 1280x800x24 >/dev/null 2>&1 & XVFB=$!',
+    'for attempt in $(seq 100); do [ -S /tmp/.X11-unix/X0 ] && break; sleep 0.05; done',
+    `DISPLAY=:0 wine64 ${BOOT_COMMAND}`,
+    'wineserver -w',
+    'kill $XVFB',
   ].join('\n');
 }

@@ -33,5 +33,8 @@ export function relaySettings(): RelaySettings {
   return { include: STAND_IN_INCLUDE, fromExclude: STAND_IN_FROM_EXCLUDE };
 }
 
-/** The sample's debug channels: what processing parses (see WINEDEBUG in Wine's documentation). */
-export const SAMPLE_WINEDEBUG = 'fixme-all,+pid,+timestamp,+relay,+reg,+process';
+/**
+ * The sample's debug channels: what processing parses (see WINEDEBUG in Wine's documentation). `server`
+ * is for wineserver: it turns its request trace on when the sample's first process connects (wine-pids.ts).
+ */
+export const SAMPLE_WINEDEBUG = 'fixme-all,+pid,+timestamp,+relay,+reg,+process,+server';

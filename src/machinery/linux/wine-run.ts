@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WINDOWS_COMPUTER_NAME, WINE_PREFIX } from '../../report/windows-paths.js';
 import { hostPathInMachine } from './machine-path.js';
 import type { SandboxSpec } from './sandbox.js';
-import { wineEnvironment } from './wine-prefix.js';
+import { BOOT_COMMAND, wineEnvironment } from './wine-prefix.js';
 import { WinePidMap } from './wine-pids.js';
 import { SAMPLE_WINEDEBUG } from './wine-relay.js';
 
@@ -20,18 +20,20 @@ const RELAY_LOG_LIMIT = 256 * 2 ** 20;
 const REGISTRY_FILES = ['system.reg', 'user.reg', 'userdef.reg'];
 
 /**
- * Starts Wine's own processes before the sample, untraced (see native/init.c's prelude): wineserver
- * (with its request trace, which names the Unix ids of each Wine process, on PRELUDE_FD), then a
- * program that makes Wine boot (wineboot: services.exe, plugplay, winedevice) and open its desktop
- * (explorer.exe). Both clocks are read for processing, which places Wine's tick stamps in time.
+ * Starts Wine's own processes before the sample, untraced (see native/init.c's prelude): wineserver,
+ * whose request trace goes to PRELUDE_FD, then a program that makes Wine boot (wineboot: services.exe,
+ * plugplay, winedevice) and open its desktop (explorer.exe). wineserver traces its requests (they name
+ * the Unix ids of each Wine process) only once the sample's first process connects with the `server`
+ * channel on: tracing Wine's boot too would make it twice as slow. Both clocks are read for processing,
+ * which places Wine's tick stamps in time.
  */
 const PRELUDE_SCRIPT = String.raw`
 export WINEDEBUG=-all
 /usr/bin/python3 -c 'import time; print("nestbox-clock", repr(time.clock_gettime(time.CLOCK_REALTIME)), repr(time.clock_gettime(time.CLOCK_MONOTONIC_RAW)))' >&7 &
-/usr/lib/wine/wineserver -p${SERVER_LINGER_SECONDS} -d1 2>&7 </dev/null >/dev/null || exit 1
+/usr/lib/wine/wineserver -p${SERVER_LINGER_SECONDS} 2>&7 </dev/null >/dev/null || exit 1
 exec 7>&-
-/usr/lib/wine/wine64 rundll32.exe user32.dll,GetDesktopWindow </dev/null
-`.replace('${SERVER_LINGER_SECONDS}', String(SERVER_LINGER_SECONDS));
+/usr/lib/wine/wine64 ${BOOT_COMMAND} </dev/null
+`;
 
 const CLOCK_LINE = /^nestbox-clock ([\d.]+) ([\d.]+)$/m;
 
@@ -48,7 +50,18 @@ export class WineRun {
     private readonly dir: string,
     machinePids: () => Promise<number[]>,
   ) {
-    this.pids = new WinePidMap(machinePids);
+    this.pids = new WinePidMap(machinePids, () => this.sampleRoot());
+  }
+
+  /** Host pid of the sandbox's pid 1 (the init), once known. */
+  private init: number | undefined;
+  private own = new Set<number>();
+
+  /** The sample's first process: the init's child that is not one of Wine's own. */
+  private async sampleRoot(): Promise<number | undefined> {
+    if (this.init === undefined) return undefined;
+    const children = await readFile(`/proc/${this.init}/task/${this.init}/children`, 'utf8').catch(() => '');
+    return children.split(/\s+/).filter(Boolean).map(Number).find((pid) => !this.own.has(pid));
   }
 
   /** The init's arguments: the prelude, then the sample's command. */
@@ -66,8 +79,15 @@ export class WineRun {
   }
 
   /** The sample is released now; `machinePids` are Wine's own processes, started before it. */
-  released(machinePids: number[]): void {
+  released(init: number | null, machinePids: number[]): void {
+    this.init = init ?? undefined;
+    this.own = new Set(machinePids);
     this.pids.released(machinePids);
+  }
+
+  /** Stops looking at the machine's processes (the machine is stopping). */
+  stopWatching(): void {
+    this.pids.stop();
   }
 
   /** Follows the sandbox's output: its standard error is Wine's debug output of the sample (the relay log). */
