@@ -13,6 +13,14 @@
  * The qemu guest's analyzer runs its sample through the same supervisor hand-off, as `init --exec
  * COMMAND [ARG...]`: this process hands the listener over and becomes the command, nothing else. There
  * the guest's own init reaps, and the sample keeps the powers a guest's root has.
+ *
+ * Windows samples need Wine's own processes (wineserver, services, the desktop) running in the sample's
+ * pid namespace before the sample, and not as its descendants: `init --prelude N P1..PN COMMAND [ARG...]`
+ * first runs the prelude P1..PN (its processes stay, as the init's children), waits for it to exit, then
+ * waits for a byte on BLOCK_FD (the host arms its tracer meanwhile) and executes itself anew as
+ * `init --continue COMMAND...`, whose run is the usual one: the tracer sees the init start and the sample
+ * as its child, and what the prelude left is not the sample's. The prelude alone gets PRELUDE_FD (a pipe
+ * to the host) and never the block or supervisor fds.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +28,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -180,6 +189,50 @@ static void start_supervision(void) {
   close(SUPERVISOR_FD);
 }
 
+#define BLOCK_FD 4
+#define INFO_FD 5
+#define PRELUDE_FD 7
+
+/* Reaps every child until `awaited` has exited; returns its status (-1 when it was never there). */
+static int reap_until(pid_t awaited) {
+  int status = 0;
+  for (;;) {
+    pid_t pid = wait(&status);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) return -1;
+    if (pid == awaited) return status;
+  }
+}
+
+/* Runs the prelude, then waits for the host's word and becomes `init --continue COMMAND...`. */
+static int run_prelude(char *self, int count, char **prelude, char **command) {
+  pid_t child = fork();
+  if (child < 0) {
+    perror("init: fork");
+    return 125;
+  }
+  if (child == 0) {
+    close(BLOCK_FD);
+    close(INFO_FD);
+    close(SUPERVISOR_FD);
+    prelude[count] = NULL;
+    execvp(prelude[0], prelude);
+    fprintf(stderr, "init: cannot run %s: %s\n", prelude[0], strerror(errno));
+    _exit(127);
+  }
+  close(PRELUDE_FD);
+  int status = reap_until(child);
+  if (status != 0) fprintf(stderr, "init: the prelude failed (status %d)\n", status);
+  char go;
+  while (read(BLOCK_FD, &go, 1) < 0 && errno == EINTR) continue;
+  close(BLOCK_FD);
+  command[-1] = "--continue";
+  command[-2] = self;
+  execv(self, command - 2);
+  fprintf(stderr, "init: cannot continue as %s: %s\n", self, strerror(errno));
+  return 125;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: init COMMAND [ARG...]\n");
@@ -191,8 +244,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "init: cannot run %s: %s\n", argv[2], strerror(errno));
     return 127;
   }
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  if (drop_every_capability() != 0) return 125;
+  bool continued = strcmp(argv[1], "--continue") == 0 && argc > 2;
+  if (continued) {
+    /* The prelude's init gave up every capability already: nothing is left to drop. */
+    argv++;
+  } else {
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (drop_every_capability() != 0) return 125;
+  }
+  if (!continued && strcmp(argv[1], "--prelude") == 0 && argc > 3) {
+    int count = atoi(argv[2]);
+    /* At least one word of prelude and one of command; the command needs two slots before it (see run_prelude). */
+    if (count < 1 || count > argc - 4) {
+      fprintf(stderr, "usage: init --prelude N P1..PN COMMAND [ARG...]\n");
+      return 2;
+    }
+    return run_prelude(argv[0], count, argv + 3, argv + 3 + count);
+  }
   pid_t first = fork();
   if (first < 0) {
     perror("init: fork");

@@ -8,14 +8,17 @@ import { rebootPackage } from './reboot.js';
 import { shellPackage } from './shell.js';
 import type { AnalysisPackage, PackageSpec, PackageTarget } from './types.js';
 import { urlPackage } from './url.js';
+import { winePackage } from './wine.js';
 
 export type { AnalysisPackage, PackageContext, PackageSpec, PackageTarget, UnpackStep } from './types.js';
 export { expandTemplate, passwordsToTry } from './define.js';
 export { UNPACK_DIR } from './archive.js';
+export { WINDOWS_SAMPLE_DIR, isDll } from './wine.js';
 
 /** In auto-selection order: the first package that matches a file runs it. */
 export const PACKAGES: readonly AnalysisPackage[] = [
   elfPackage,
+  winePackage,
   archivePackage,
   pythonPackage,
   perlPackage,

@@ -20,6 +20,10 @@ export interface PackageContext {
   options: Record<string, string>;
   /** Passwords tried on encrypted archives when the task gives none (config archives.passwords). */
   passwords: string[];
+  /** libmagic's type of the file, where the machine knows it (the wine package picks its loader by it). */
+  fileType?: string;
+  /** A DLL's first exported name, for rundll32 when the task names no function. */
+  firstExport?: string;
 }
 
 /**
@@ -67,6 +71,8 @@ export interface AnalysisPackage {
   readonly aliases: readonly string[];
   readonly description: string;
   readonly needsDisplay?: boolean;
+  /** Runs a Windows program under Wine: the machine mounts Wine and starts Wine's own processes first. */
+  readonly runsUnderWine?: boolean;
   /** Auto-selection: whether this package runs this file. */
   matches(target: PackageTarget): boolean;
   /** Archives: unpack first, then the file picked from what was unpacked is run by its own package. */

@@ -69,6 +69,11 @@ export class MachineSandboxes {
     return this.spawn('support', argv, { root: this.context.guestRoot, rootReadOnly: true, cwd: '/', ...overrides });
   }
 
+  /** The environment a sandbox starts with unless told otherwise. */
+  specEnvironment(): Record<string, string> {
+    return guestEnvironment(this.context.settings.screenshots);
+  }
+
   private spec(leaf: Leaf, argv: string[], overrides: Partial<SandboxSpec>): SandboxSpec {
     const { settings } = this.context;
     return {
@@ -83,7 +88,7 @@ export class MachineSandboxes {
       covers: { emptyFile: join(this.boundFilesDir, EMPTY_FILE), emptyFolder: join(this.boundFilesDir, EMPTY_FOLDER) },
       roBinds: Object.entries(BOUND).map(([name, dest]) => ({ source: join(this.boundFilesDir, name), dest })),
       tmpfs: { '/dev/shm': Math.min(64, settings.disk_mb) * 2 ** 20 },
-      env: guestEnvironment(settings.screenshots),
+      env: this.specEnvironment(),
       cwd: SAMPLE_DIR,
       argv,
       ...overrides,

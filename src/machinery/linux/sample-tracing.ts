@@ -34,9 +34,9 @@ export class SampleTracing {
 
   constructor(private readonly options: SampleTracingOptions) {}
 
-  /** Starts the tracer on the sample's cgroup, where the sample's sandbox waits to start. */
-  arm(): void {
-    this.starting = this.start();
+  /** Starts the tracer on the sample's cgroup, where the sample's sandbox waits to start in `cwd`. */
+  arm(cwd = SAMPLE_DIR): void {
+    this.starting = this.start(cwd);
   }
 
   /** The sample's command line, under the tracer when the tracer must launch it itself. */
@@ -65,11 +65,11 @@ export class SampleTracing {
     }
   }
 
-  private async start(): Promise<TracerSession | null> {
+  private async start(cwd: string): Promise<TracerSession | null> {
     const { tracer, cgroupV2Path, eventsPath, log } = this.options;
     if (!tracer) return null;
-    // The machine's init starts the sample in SAMPLE_DIR: only what it starts is recorded, never the launch.
-    const starting = tracer.start({ cgroupV2Path, eventsPath, log, sample: { initPath: GUEST_INIT_PATH, cwd: SAMPLE_DIR } });
+    // The machine's init starts the sample in `cwd`: only what it starts is recorded, never the launch.
+    const starting = tracer.start({ cgroupV2Path, eventsPath, log, sample: { initPath: GUEST_INIT_PATH, cwd } });
     const timer = new AbortController();
     try {
       const late = sleep(TRACER_START_MS, 'late' as const, { signal: timer.signal });

@@ -32,6 +32,10 @@ import { SampleTracing } from './sample-tracing.js';
 import { untilBlockedOn } from './sandbox-waiting.js';
 import { pickUnpackedFile } from './unpacked.js';
 import { VirtualDisplay } from './virtual-display.js';
+import { ensureWineLayer } from './wine-layer.js';
+import { WINE_OWN_FILES, WineRun } from './wine-run.js';
+import { parsePeFile } from '../../processing/pe.js';
+import { WINDOWS_SAMPLE_DIR } from '../../analysis/packages/index.js';
 
 export type { MachineContext } from './machine-context.js';
 
@@ -39,6 +43,8 @@ const UNPACK_TIMEOUT_MS = 120_000;
 /** The sample's sandbox waits on this fd until the tracer records. */
 const BLOCK_FD = 4;
 const INFO_FD = 5;
+/** Wine's boot before a Windows sample (the init's prelude) may take this long before the sandbox waits to start. */
+const WINE_PRELUDE_TIMEOUT_MS = 60_000;
 
 /** Everything one task's machine holds; released by destroy() in reverse order. */
 export class LinuxSession implements MachineSession {
@@ -69,6 +75,8 @@ export class LinuxSession implements MachineSession {
   private sampleType: Promise<string> = Promise.resolve('');
   /** The package that starts the sample: the chosen one, or for archives the one of the file inside. */
   private runner: AnalysisPackage | undefined;
+  /** A Windows sample's Wine: its layer under the machine's disk and its part of the run. */
+  private wine: { layer: string; run: WineRun } | undefined;
 
   private constructor(
     private readonly context: MachineContext,
@@ -136,10 +144,22 @@ export class LinuxSession implements MachineSession {
     // Independent steps run side by side; all are awaited to the end even when one fails, so that
     // destroy() knows of everything made.
     this.sampleType = request.samplePath ? fileType(request.samplePath) : Promise.resolve('');
-    this.startSupervisor({ watchFiles: true });
+    // The package decides the disk's layers (Wine's for a Windows program): it is chosen first. A Windows
+    // sample's supervisor needs the disk's lower layers mounted, so it starts after them.
+    const choosing = this.choosePackage();
+    const mounting = choosing.then(async () => {
+      if (!this.package?.runsUnderWine) return this.disk.mount([this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
+      const layer = await ensureWineLayer(this.context.guestRoot, settings, this.log);
+      this.wine = { layer, run: new WineRun(join(request.paths.logs, 'wine'), () => this.cgroups.pids('sample')) };
+      await this.disk.mount([layer, this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
+      this.startSupervisor({ watchFiles: true });
+    });
+    void choosing.then(() => {
+      if (!this.package?.runsUnderWine) this.startSupervisor({ watchFiles: true });
+    }, () => undefined);
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
-      this.disk.mount(this.context.guestRoot, settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom),
+      mounting,
       this.cgroups.create({ memoryBytes: settings.memory_mb * 2 ** 20, pidsMax: settings.pids_max, cpuPercent: settings.cpu_percent }),
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
@@ -169,20 +189,27 @@ export class LinuxSession implements MachineSession {
     });
   }
 
-  /** Copies the sample into the machine and picks the package that runs it. */
+  /** Picks the package that runs the sample, from its name and libmagic's type. */
+  private async choosePackage(): Promise<void> {
+    const { request } = this;
+    if (request.category === 'file' && !request.samplePath && !request.rebootFrom) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
+    const target = request.category === 'file' && request.samplePath ? { fileName: this.sampleName(), fileType: await this.sampleType } : undefined;
+    this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
+  }
+
+  private sampleName(): string {
+    return basename(this.request.samplePath ?? '').replace(/[\u0000-\u001f]/g, '_') || 'sample';
+  }
+
+  /** Copies the sample into the machine: a Windows program into the user's Downloads folder. */
   private async placeSample(): Promise<void> {
     const { request } = this;
-    let target;
-    if (request.category === 'file' && !request.samplePath && !request.rebootFrom) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
     if (request.category === 'file' && request.samplePath) {
-      const name = basename(request.samplePath).replace(/[\u0000-\u001f]/g, '_') || 'sample';
-      this.samplePath = `${SAMPLE_DIR}/${name}`;
+      this.samplePath = `${this.package?.runsUnderWine ? WINDOWS_SAMPLE_DIR : SAMPLE_DIR}/${this.sampleName()}`;
       await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755, this.sandboxes.rootId);
-      target = { fileName: name, fileType: await this.sampleType };
-      this.analysisLog.info(`sample ${this.samplePath}: ${target.fileType}`);
+      this.analysisLog.info(`sample ${this.samplePath}: ${await this.sampleType}`);
     }
-    this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
-    this.analysisLog.info(`analysis package: ${this.package.name}`);
+    this.analysisLog.info(`analysis package: ${this.package!.name}`);
   }
 
   async run(signal: AbortSignal): Promise<RunResult> {
@@ -192,6 +219,8 @@ export class LinuxSession implements MachineSession {
       url: request.url ?? '',
       options: request.options,
       passwords: this.context.archivePasswords,
+      fileType: await this.sampleType,
+      ...(this.wine && request.samplePath ? { firstExport: await firstExportOf(request.samplePath) } : {}),
     };
     let ended: RunResult['ended'] = 'error';
     try {
@@ -252,8 +281,13 @@ export class LinuxSession implements MachineSession {
     // there is over, and only the init starting the sample follows. A program kept ready arms in
     // milliseconds, so a tracer armed earlier would see that launch (and the first task, whose tracer was
     // still compiling, would not).
-    await this.untilSandboxWaits(child);
-    this.tracing.arm();
+    const pid1 = await this.untilSandboxWaits(child);
+    if (this.wine) {
+      // What Wine's boot wrote (wineserver's folder, the prefix's notes) is the machine's, not the sample's.
+      this.baseline = await snapshotUpper(this.disk.upper);
+      this.wine.run.released(pid1, await this.cgroups.pids('sample'));
+    }
+    this.tracing.arm(this.wine ? WINDOWS_SAMPLE_DIR : SAMPLE_DIR);
     // Other samples start at once; the display comes up beside them and screenshots begin when it is there.
     const [argv] = await Promise.all([this.tracing.command(command), this.runner?.needsDisplay ? this.display.launch() : undefined]);
     mark('tracer and display ready');
@@ -294,10 +328,12 @@ export class LinuxSession implements MachineSession {
     return 'exited';
   }
 
-  /** Resolves once the sample's sandbox is set up and waits to be released (or has failed). */
-  private async untilSandboxWaits(child: ChildProcess): Promise<void> {
+  /** Resolves once the sample's sandbox is set up (for Wine: Wine's own processes started) and waits to be released (or has failed). */
+  private async untilSandboxWaits(child: ChildProcess): Promise<number | null> {
     const pid1 = await this.moveLauncherAside(child);
-    if (pid1 !== null && !(await untilBlockedOn(pid1, BLOCK_FD))) this.log.warn({ pid1 }, 'the sandbox was not seen waiting to start');
+    const timeoutMs = this.wine ? WINE_PRELUDE_TIMEOUT_MS : undefined;
+    if (pid1 !== null && !(await untilBlockedOn(pid1, BLOCK_FD, timeoutMs))) this.log.warn({ pid1 }, 'the sandbox was not seen waiting to start');
+    return pid1;
   }
 
   /**
@@ -336,11 +372,25 @@ export class LinuxSession implements MachineSession {
     supervisor.channel = undefined;
     // What the machine holds now (the sample, an unpacked archive) is nestbox's: the supervisor notes it first.
     supervisor.process.begin();
-    const child = this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
+    const child = this.wine && !underStrace ? await this.spawnUnderWine(argv, channel) : this.sandboxes.spawn('sample', argv, { extraPipes: 2, blockFd: BLOCK_FD, infoFd: INFO_FD, supervisorChannel: channel });
     SampleSupervisor.release(channel);
     child.stdout?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
+    if (!this.wine) child.stderr?.on('data', (chunk: Buffer) => this.analysisLog.output(chunk));
     this.sample = child;
+    return child;
+  }
+
+  /**
+   * A Windows sample's sandbox: the init first starts Wine's own processes (its prelude), then waits on
+   * the block fd itself; the sandbox's standard error is Wine's debug output of the sample.
+   */
+  private async spawnUnderWine(argv: string[], channel: Stream): Promise<ChildProcess> {
+    const { run } = this.wine!;
+    // Wine's desktop (explorer.exe, started by the prelude) opens on the display: it must be up first.
+    await this.display.launch();
+    const base = this.sandboxes.specEnvironment();
+    const child = this.sandboxes.spawn('sample', run.initArgv(argv), { ...run.sandboxOverrides(base), cwd: WINDOWS_SAMPLE_DIR, infoFd: INFO_FD, supervisorChannel: channel });
+    await run.attach(child);
     return child;
   }
 
@@ -352,7 +402,8 @@ export class LinuxSession implements MachineSession {
       rootId: this.sandboxes.rootId,
       merged: this.disk.root,
       upper: this.disk.upper,
-      lower: context.guestRoot,
+      // The layers the machine started from: a Windows sample's machine has Wine's over the guest root.
+      lower: this.wine ? this.disk.lowerView : context.guestRoot,
       ownFilesDir: this.sandboxes.boundFilesDir,
       captureDir: join(this.dir, 'captured'),
       sleepThresholdSeconds: context.settings.sleep_skip_threshold,
@@ -378,6 +429,8 @@ export class LinuxSession implements MachineSession {
     this.runOver = true;
     await this.display.stopScreenshots();
     if (this.request.memory) this.memoryFiles = await dumpSampleMemory(this.cgroups, this.sample?.pid, this.request.paths.memory, this.analysisLog);
+    // Wine still running (a timeout): wineserver saves the registry as it ends.
+    if (this.wine) await this.wine.run.stopServer(await this.cgroups.pids('sample'));
     await this.cgroups.kill();
   }
 
@@ -388,6 +441,7 @@ export class LinuxSession implements MachineSession {
 
   private async stopEverything(): Promise<void> {
     this.runOver = true;
+    this.wine?.run.stopWatching();
     await this.display.stopScreenshots().catch(() => undefined);
     const launchers = [this.sample, this.display.process];
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.
@@ -409,7 +463,7 @@ export class LinuxSession implements MachineSession {
         upper: this.disk.upper,
         filesDir: paths.files,
         baseline: this.baseline,
-        exclude: new Set(this.tracing.logInMachine ? [this.tracing.logInMachine] : []),
+        exclude: new Set([...(this.tracing.logInMachine ? [this.tracing.logInMachine] : []), ...(this.wine ? WINE_OWN_FILES : [])]),
         captured: this.supervision.captured,
         limits,
       });
@@ -421,6 +475,7 @@ export class LinuxSession implements MachineSession {
     } catch (error) {
       this.warn(`collecting the machine's files failed: ${(error as Error).message}`);
     }
+    if (this.wine) await this.wine.run.collect(this.disk.root, this.wine.layer).catch((error: Error) => this.warn(`collecting Wine's results failed: ${error.message}`));
     const shots = this.display.screenshotsTaken;
     for (let index = 1; index <= shots; index++) lines.push({ path: `shots/${String(index).padStart(4, '0')}.jpg`, filepath: null, pids: [] });
     lines.push(...this.supervision.exitDumps, ...this.memoryFiles);
@@ -468,6 +523,12 @@ function phaseTimer(log: Logger): (phase: string) => void {
     log.debug({ ms: Math.round((now - last) * 10) / 10 }, `machine phase: ${phase}`);
     last = now;
   };
+}
+
+/** A DLL's first exported name (rundll32's function when the task names none). */
+async function firstExportOf(path: string): Promise<string | undefined> {
+  const pe = await parsePeFile(path).catch(() => undefined);
+  return pe?.pe_exports.find((entry) => entry.name)?.name ?? undefined;
 }
 
 async function waitForExit(child: ChildProcess | undefined): Promise<void> {

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { ensureGuestRoot } from '../../src/machinery/linux/guest-root.js';
+import { parseLinuxSettings } from '../../src/machinery/linux/settings.js';
+import { ensureWineLayer } from '../../src/machinery/linux/wine-layer.js';
+import { analyseSample } from '../helpers/sample-through-api.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { windowsSample } from '../helpers/windows-samples.js';
+
+/**
+ * Issue 14's machine side, through the API on the real Linux machine: Windows programs (built with
+ * mingw-w64) run under Wine from the machine's Wine layer, their Wine debug output lands in
+ * logs/wine/relay.log with the pid map and the registry files, Wine's own processes and nestbox's
+ * launch stay out of the behaviour, and a DLL runs through rundll32 with its export.
+ */
+describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_000 }, () => {
+  let server: TestServer;
+  before(async () => {
+    // The Wine layer is built once (about 80 s with the packages downloaded); not on any task's clock.
+    const settings = parseLinuxSettings({}, 'linux1');
+    const log = pino({ level: 'silent' });
+    await ensureWineLayer(await ensureGuestRoot(settings, log), settings, log);
+    server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
+  });
+  after(() => server?.close());
+
+  /** Every process of the report with its command line, for the assertion messages. */
+  const processesOf = (report: any): string[] => report.behavior.processes.map((p: any) => `${p.pid} ${p.process_name}: ${p.command_line}`);
+
+  for (const bits of [64, 32] as const) {
+    it(`runs a ${bits}-bit console program with Wine's package chosen for it, and keeps Wine's own processes out`, async () => {
+      const report = await analyseSample(server, 'mutex.exe', readFileSync(windowsSample('mutex', bits)), { timeout: '60' });
+      const log = readFileSync(join(report.taskDir, 'analysis.log'), 'utf8');
+      assert.match(log, /analysis package: wine/);
+      assert.match(log, new RegExp(`running: .*"/usr/lib/wine/${bits === 64 ? 'wine64' : 'wine'}","C:\\\\\\\\users\\\\\\\\abecker\\\\\\\\Downloads\\\\\\\\mutex.exe"`));
+
+      const wine = join(report.taskDir, 'logs', 'wine');
+      const relay = readFileSync(join(wine, 'relay.log'), 'utf8');
+      // +pid and +timestamp: tick:winpid:wintid:Call module.Function(...)
+      assert.match(relay, /^\s*\d+\.\d{3}:[0-9a-f]{4}:[0-9a-f]{4}:Call KERNEL32\.CreateMutexW\(/m);
+      assert.doesNotMatch(relay, /services\.exe|explorer\.exe|plugplay/i, "Wine's own processes write nothing there");
+
+      const pids = JSON.parse(readFileSync(join(wine, 'pids.json'), 'utf8')) as Array<{ winpid: number; pid: number }>;
+      const hostPids = new Set(report.behavior.processes.map((p: any) => p.pid));
+      assert.ok(pids.length >= 2, `the mutex sample and its second copy are mapped: ${JSON.stringify(pids)}`);
+      for (const entry of pids) assert.ok(hostPids.has(entry.pid), `Wine pid ${entry.winpid} maps onto a process of the report (${entry.pid}): ${processesOf(report).join('; ')}`);
+      const clock = JSON.parse(readFileSync(join(wine, 'clock.json'), 'utf8'));
+      assert.ok(Math.abs(clock.realtime - Date.now() / 1000) < 600 && clock.monotonic > 0);
+      for (const file of ['system.reg', 'user.reg', 'userdef.reg']) {
+        assert.ok(existsSync(join(wine, 'registry-before', file)), `registry-before/${file}`);
+        assert.ok(existsSync(join(wine, 'registry', file)), `registry/${file}`);
+      }
+
+      const names = report.behavior.processes.map((p: any) => p.process_name as string);
+      for (const own of ['wineserver', 'services.exe', 'explorer.exe', 'plugplay.exe', 'winedevice.exe', 'rundll32.exe', 'init', 'sh', 'bwrap', 'nsenter', 'python3']) {
+        assert.ok(!names.includes(own), `${own} is not among the sample's processes: ${processesOf(report).join('; ')}`);
+      }
+      const first = report.behavior.processes.find((p: any) => p.ppid === 0 || !hostPids.has(p.ppid));
+      assert.match(first.command_line, /wine/, 'the first process is the sample started by Wine');
+    });
+  }
+
+  it('runs a DLL through rundll32 with its first export, or the function the task names', async () => {
+    const report = await analyseSample(server, 'payload-dll.dll', readFileSync(windowsSample('payload-dll', 32)), { timeout: '30' });
+    const log = readFileSync(join(report.taskDir, 'analysis.log'), 'utf8');
+    assert.match(log, /rundll32\.exe","C:\\\\users\\\\abecker\\\\Downloads\\\\payload-dll\.dll,RunPayload"/);
+    const dropped = readFileSync(join(report.taskDir, 'files.json'), 'utf8');
+    assert.match(dropped, /Downloads\/payload-ran\.txt/, 'the export ran and wrote its file');
+    const named = await analyseSample(server, 'payload-dll.dll', readFileSync(windowsSample('payload-dll', 64)), { timeout: '30', options: 'function=NoSuchExport' });
+    assert.match(readFileSync(join(named.taskDir, 'analysis.log'), 'utf8'), /payload-dll\.dll,NoSuchExport"/);
+    assert.doesNotMatch(readFileSync(join(named.taskDir, 'files.json'), 'utf8'), /payload-ran\.txt/);
+  });
+});
