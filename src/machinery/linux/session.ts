@@ -34,7 +34,7 @@ import { pickUnpackedFile } from './unpacked.js';
 import { VirtualDisplay } from './virtual-display.js';
 import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';
-import { parsePeFile } from '../../processing/pe.js';
+import { parsePeFile } from '../../formats/pe.js';
 import { WINDOWS_SAMPLE_DIR } from '../../analysis/packages/index.js';
 
 export type { MachineContext } from './machine-context.js';
