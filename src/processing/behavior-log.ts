@@ -146,12 +146,16 @@ interface ProcessState {
 
 /**
  * A host process that runs Wine's loader for a Windows program is that program: named after it, with its
- * Windows path and command line (`wine64 C:\x\a.exe arg` runs `C:\x\a.exe arg`).
+ * Windows path and command line (`wine64 C:\x\a.exe arg` runs `C:\x\a.exe arg`). `comm` names it when
+ * the loader's arguments name no Windows path (a thread's name may be Wine's own, `wine_threadpool`).
  */
-function becomeWindowsProgram(process: ProcessState, name: string): void {
-  process.name = name;
+function becomeWindowsProgram(process: ProcessState, comm: string): void {
   const [, program, ...args] = process.argv;
-  if (program === undefined || !/^[A-Za-z]:\\/.test(program)) return;
+  if (program === undefined || !/^[A-Za-z]:\\/.test(program)) {
+    if (comm !== '' && !comm.startsWith('wine_')) process.name = comm;
+    return;
+  }
+  process.name = program.slice(program.lastIndexOf('\\') + 1);
   process.path = program;
   process.commandLine = windowsCommandLine([program, ...args]);
 }
@@ -245,8 +249,9 @@ class Reconstructor {
       process.name = basename(process.path) || process.name;
       process.commandLine = commandLine(event.argv);
       process.argv = event.argv;
-    } else if (event.kind === 'win.call' && event.comm !== '' && WINE_LOADER.test(process.name)) {
-      becomeWindowsProgram(process, event.comm);
+    } else if ((event.kind === 'win.call' || event.kind === 'process.rename') && WINE_LOADER.test(process.name)) {
+      // Wine names the process after its program (prctl), even one that makes no traced Windows call.
+      becomeWindowsProgram(process, event.kind === 'process.rename' ? event.name : event.comm);
       // Its Windows command line, as Cuckoo lists the command lines of the processes that ran.
       if (process.path !== '' && /^[A-Za-z]:\\/.test(process.path)) this.mark(process, 'command_line', process.commandLine);
     } else if ((event.kind === 'net.connect' || event.kind === 'net.send' || event.kind === 'net.recv') && isInet(event.family ?? '') && event.address) {

@@ -52,10 +52,10 @@ const HOST_EVENTS: BehaviorEvent[] = [
   event(4321, 4300, 62715.2, { kind: 'process.exit', code: 0 }, 'probe64.exe'),
 ];
 
-function wineTask(root: string, name: string, relayLog = readFileSync(join(FIXTURE, 'probe64-relay.log'), 'utf8')): AnalysisPaths {
+function wineTask(root: string, name: string, relayLog = readFileSync(join(FIXTURE, 'probe64-relay.log'), 'utf8'), hostEvents = HOST_EVENTS): AnalysisPaths {
   const paths = new AnalysisPaths(join(root, name));
   mkdirSync(join(paths.dir, 'logs/wine'), { recursive: true });
-  writeFileSync(join(paths.dir, 'logs/events.jsonl'), HOST_EVENTS.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  writeFileSync(join(paths.dir, 'logs/events.jsonl'), hostEvents.map((e) => `${JSON.stringify(e)}\n`).join(''));
   writeFileSync(join(paths.dir, 'logs/wine/relay.log'), relayLog);
   writeFileSync(join(paths.dir, 'logs/wine/clock.json'), JSON.stringify({ realtime: REALTIME, monotonic: MONOTONIC }));
   cpSync(join(FIXTURE, 'registry-before'), join(paths.dir, 'logs/wine/registry-before'), { recursive: true });
@@ -99,6 +99,20 @@ describe('a Wine task in the behaviour section', () => {
     assert.equal(set.tid, 4321);
     assert.equal(set.category, 'registry');
     assert.equal(set.arguments.regkey, 'HKEY_CURRENT_USER\\Software\\Microsoft\\Windows\\CurrentVersion\\Run\\probe');
+  });
+
+  it('names a Wine process after its program even when it made no traced Windows call', async () => {
+    const quiet = [
+      ...HOST_EVENTS.slice(0, -1),
+      event(4340, 4321, 62715.1, { kind: 'process.exec', path: '/usr/lib/wine/wine64', argv: ['/usr/lib/wine/wine64', 'C:\\users\\Public\\quiet.exe', '/s'], ret: 0 }, 'probe64.exe'),
+      // Wine's threads have names of their own: the program's path names the process, not a thread.
+      event(4340, 4321, 62715.101, { kind: 'process.rename', name: 'wine_threadpool' }, 'wine64'),
+      event(4340, 4321, 62715.15, { kind: 'process.exit', code: 0 }, 'quiet.exe'),
+      HOST_EVENTS.at(-1)!,
+    ];
+    const withQuiet = await behaviorOf(wineTask(root, 'quiet', undefined, quiet));
+    const process = withQuiet.processes.find((entry) => entry.pid === 4340)!;
+    assert.deepEqual([process.process_name, process.process_path, process.command_line], ['quiet.exe', 'C:\\users\\Public\\quiet.exe', 'C:\\users\\Public\\quiet.exe /s']);
   });
 
   it('interleaves the Windows calls with the Linux view of the same process by time', () => {

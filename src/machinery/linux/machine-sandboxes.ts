@@ -42,10 +42,11 @@ export class MachineSandboxes {
    * bind's source path, and that path then names nothing of the host. Inside they stand where root's own
    * files would, so they are owned by the machine's root, not by nobody. Their places in the machine are
    * made plain files: a bind fails on a link or folder a sample may have left in a reboot task's state.
+   * `hostname`: the name the sample's sandbox gets, when not the machine's (Wine's Windows computer name),
+   * so that looking it up stays inside the machine.
    */
-  async prepare(network: { netnsPath: string; gatewayAddress: string }): Promise<void> {
+  async prepare(network: { netnsPath: string; gatewayAddress: string }, hostname = this.context.hostname): Promise<void> {
     this.netnsPath = network.netnsPath;
-    const { hostname } = this.context;
     const dir = this.boundFilesDir;
     await mkdir(dir);
     await copyFile(this.context.initPath, join(dir, 'init'));

@@ -34,6 +34,7 @@ import { pickUnpackedFile } from './unpacked.js';
 import { VirtualDisplay } from './virtual-display.js';
 import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';
+import { WINDOWS_COMPUTER_NAME } from '../../report/windows-paths.js';
 import { parsePeFile } from '../../formats/pe.js';
 import { WINDOWS_SAMPLE_DIR } from '../../analysis/packages/index.js';
 
@@ -164,7 +165,7 @@ export class LinuxSession implements MachineSession {
     ]);
     if (network.status === 'fulfilled') this.network = network.value;
     for (const step of [network, ...others]) if (step.status === 'rejected') throw step.reason;
-    await this.sandboxes.prepare(this.network!);
+    await this.sandboxes.prepare(this.network!, this.wine ? WINDOWS_COMPUTER_NAME : undefined);
     mark('network, disk, cgroups');
     await this.placeSample();
     mark('sample placed');
