@@ -192,6 +192,12 @@ describe('signatures on decoded system calls', () => {
     },
     {
       signature: 'daemonize',
+      title: "Wine's loader starting a Windows program's child in a session of its own (CreateProcess under Wine)",
+      matches: false,
+      scenario: () => ({ events: forkedSession('/usr/lib/wine/wine64').add(500, { kind: 'process.exit', code: 0 }).fork(501, 502) }),
+    },
+    {
+      signature: 'daemonize',
       title: 'a failed setsid (already a group leader)',
       matches: false,
       scenario: () => ({ events: new EventLog().exec(510, '/tmp/d', ['d']).fork(510, 511).call(511, 'setsid', {}, -1).add(510, { kind: 'process.exit', code: 0 }) }),

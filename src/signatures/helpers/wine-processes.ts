@@ -37,3 +37,15 @@ function namesProgram(path: string, comm: string): boolean {
   const name = path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1).toLowerCase();
   return name.slice(0, COMM_LENGTH) === comm && WINE_PROGRAMS.includes(name);
 }
+
+/** Wine's loader and preloader, which every Windows program's host process runs. */
+const WINE_LOADER_PATH = /^\/usr\/lib\/wine\/wine(64)?(-preloader)?$/;
+
+/**
+ * Whether a process is, for now, only Wine's loader at work: forked from a Windows program and not yet
+ * executing anything else. Wine starts a child program by forking and making it a session leader of its
+ * own before it executes the loader again; that is Windows' CreateProcess, not a daemon.
+ */
+export function isWineLoader(pid: number, processes: ProcessTable): boolean {
+  return WINE_LOADER_PATH.test(processes.get(pid)?.path ?? '');
+}

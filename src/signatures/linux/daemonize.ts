@@ -1,5 +1,6 @@
 import type { BehaviorEvent } from '../../report/events.js';
 import { Signature, type EventOf, type SignatureContext, type SignatureInfo } from '../signature.js';
+import { isWineLoader } from '../helpers/wine-processes.js';
 
 type Kind = 'process.fork' | 'process.exit' | 'system.call';
 
@@ -7,7 +8,8 @@ type Kind = 'process.fork' | 'process.exit' | 'system.call';
  * A process that makes itself a daemon: a forked child starts a session of its own (setsid) and cuts its
  * last tie to whoever started it, by outliving its exited parent or by forking again (the double fork,
  * so that the daemon can never regain a terminal). Only processes whose program the trace saw executed
- * count: whatever ran before the sample (nestbox's own launch) is never a daemon of the sample's.
+ * count: whatever ran before the sample (nestbox's own launch) is never a daemon of the sample's. Nor is
+ * a Windows program's child that Wine's loader starts in a session of its own.
  */
 export class Daemonize extends Signature<Kind> {
   readonly info: SignatureInfo = {
@@ -46,7 +48,7 @@ export class Daemonize extends Signature<Kind> {
 
   #setsid(event: EventOf<'system.call'>, ctx: SignatureContext): void {
     const parent = this.#parents.get(event.pid);
-    if (parent === undefined || !ctx.processes.get(event.pid)?.path) return;
+    if (parent === undefined || !ctx.processes.get(event.pid)?.path || isWineLoader(event.pid, ctx.processes)) return;
     this.#leaders.set(event.pid, event);
     if (this.#exited.has(parent)) this.markEvent(event, ctx);
   }
