@@ -20,6 +20,9 @@ export const ENDED: readonly TaskStatus[] = TASK_STATUSES.filter((status) => !['
  */
 export function distStatusOf(task: TaskRow): DistStatus {
   if (task.status === 'pending') return task.node === null ? 'pending' : 'assigned';
+  // Taken for a remote node but not yet created there (the main node is handing it over, or will again
+  // when the node answers): still assigned, as in Cuckoo until the node has the task.
+  if (task.status === 'running' && task.delegated_on !== null && task.node_task_id === null) return 'assigned';
   if (task.status === 'running' || task.status === 'completed') return 'processing';
   return 'finished';
 }
