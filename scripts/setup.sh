@@ -94,10 +94,11 @@ prepare_monitor() {
   as_root node dist/src/machinery/host/tracer/monitor-build.js >/dev/null
 }
 
-# The linux machines' guest root (debootstrap, about 2 minutes and 1 GB once; cached in /var/lib/nestbox).
+# The linux machines' guest root (debootstrap, about 2 minutes and 1 GB once; cached in /var/lib/nestbox),
+# with the Wine layer the Windows samples' tests run on (the service builds it at the first PE otherwise).
 prepare_guest() {
-  log "preparing the linux guest root"
-  as_root node dist/src/machinery/linux/prepare-guest.js >/dev/null
+  log "preparing the linux guest root and its Wine layer"
+  as_root node dist/src/machinery/linux/prepare-guest.js --wine >/dev/null
 }
 
 # The qemu machines' guest image (debootstrap and a first boot, a few minutes once; cached in /var/lib/nestbox).

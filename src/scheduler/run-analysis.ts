@@ -32,12 +32,13 @@ export async function runAnalysis(ctx: AppContext, run: AnalysisRun): Promise<An
   const sample = task.sample_id === null ? undefined : await ctx.stores.samples.get(task.sample_id);
   const paths = prepareTaskFolder(ctx.layout, task, sample);
   const log = taskLogger(paths);
-  const hardStop = AbortSignal.any([run.shutdown, AbortSignal.timeout(hardLimitMs(ctx, task))]);
   let session;
   try {
     await setGuest(ctx, run.guestId, 'starting');
     session = await machinery.start(analysisRequest(ctx, task, machine, paths, log));
     await setGuest(ctx, run.guestId, 'running');
+    // Counted from here: a machine's first start may first build what it needs (the Wine layer, minutes).
+    const hardStop = AbortSignal.any([run.shutdown, AbortSignal.timeout(hardLimitMs(ctx, task))]);
     const result: RunResult = await session.run(hardStop);
     await setGuest(ctx, run.guestId, 'stopping');
     await session.stop();
