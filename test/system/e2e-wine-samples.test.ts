@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { ensureGuestRoot } from '../../src/machinery/linux/guest-root.js';
-import { parseLinuxSettings } from '../../src/machinery/linux/settings.js';
-import { ensureWineLayer } from '../../src/machinery/linux/wine-layer.js';
 import { analyseSample } from '../helpers/sample-through-api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { lightPixels, startWineTestServer } from '../helpers/wine-machine.js';
 import { windowsSample, type WindowsBits, type WindowsSampleName } from '../helpers/windows-samples.js';
 
 /**
@@ -43,19 +39,10 @@ function summaryHas(report: any, key: string, pattern: RegExp): void {
   assert.ok(values.some((value) => pattern.test(value)), `summary.${key} holds ${pattern}: ${JSON.stringify(values.slice(0, 30))}`);
 }
 
-/** How many pixels of a screenshot are almost white (ImageMagick counts them). */
-function lightPixels(path: string): number {
-  return Number(execFileSync('/usr/bin/convert', [path, '-colorspace', 'gray', '-threshold', '90%', '-format', '%[fx:mean*w*h]', 'info:'], { encoding: 'utf8' }));
-}
-
 describe("issue 14's Windows samples under Wine, through the API", { timeout: 3_600_000 }, () => {
   let server: TestServer;
   before(async () => {
-    // The Wine layer is built once (1.5 to 2.5 minutes with the packages downloaded); not on any task's clock.
-    const settings = parseLinuxSettings({}, 'linux1');
-    const log = pino({ level: 'silent' });
-    await ensureWineLayer(await ensureGuestRoot(settings, log), settings, log);
-    server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
+    server = await startWineTestServer();
   });
   after(() => server?.close());
 

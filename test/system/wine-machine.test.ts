@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { ensureGuestRoot } from '../../src/machinery/linux/guest-root.js';
-import { parseLinuxSettings } from '../../src/machinery/linux/settings.js';
-import { ensureWineLayer } from '../../src/machinery/linux/wine-layer.js';
 import { analyseSample } from '../helpers/sample-through-api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { lightPixels, startWineTestServer } from '../helpers/wine-machine.js';
 import { windowsSample } from '../helpers/windows-samples.js';
-
-/** How many pixels of a screenshot are almost white (ImageMagick counts them). */
-function lightPixels(path: string): number {
-  const mean = execFileSync('/usr/bin/convert', [path, '-colorspace', 'gray', '-threshold', '90%', '-format', '%[fx:mean*w*h]', 'info:'], { encoding: 'utf8' });
-  return Number(mean);
-}
 
 /**
  * Issue 14's machine side, through the API on the real Linux machine: Windows programs (built with
@@ -27,11 +17,7 @@ function lightPixels(path: string): number {
 describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_000 }, () => {
   let server: TestServer;
   before(async () => {
-    // The Wine layer is built once (about 80 s with the packages downloaded); not on any task's clock.
-    const settings = parseLinuxSettings({}, 'linux1');
-    const log = pino({ level: 'silent' });
-    await ensureWineLayer(await ensureGuestRoot(settings, log), settings, log);
-    server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
+    server = await startWineTestServer();
   });
   after(() => server?.close());
 
