@@ -1,29 +1,23 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
-import { ensureGuestRoot } from '../../src/machinery/linux/guest-root.js';
-import { parseLinuxSettings } from '../../src/machinery/linux/settings.js';
-import { ensureWineLayer } from '../../src/machinery/linux/wine-layer.js';
 import { analyseSample } from '../helpers/sample-through-api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
+import { lightPixels, startWineTestServer } from '../helpers/wine-machine.js';
 import { windowsSample } from '../helpers/windows-samples.js';
 
 /**
  * Issue 14's machine side, through the API on the real Linux machine: Windows programs (built with
  * mingw-w64) run under Wine from the machine's Wine layer, their Wine debug output lands in
  * logs/wine/relay.log with the pid map and the registry files, Wine's own processes and nestbox's
- * launch stay out of the behaviour, and a DLL runs through rundll32 with its export.
+ * launch stay out of the behaviour, a GUI program's window is on a screenshot, and a DLL runs through
+ * rundll32 with its export.
  */
 describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_000 }, () => {
   let server: TestServer;
   before(async () => {
-    // The Wine layer is built once (about 80 s with the packages downloaded); not on any task's clock.
-    const settings = parseLinuxSettings({}, 'linux1');
-    const log = pino({ level: 'silent' });
-    await ensureWineLayer(await ensureGuestRoot(settings, log), settings, log);
-    server = await startTestServer({ machines: [{ name: 'linux1' }] }, { engine: true, pollMs: 200 });
+    server = await startWineTestServer();
   });
   after(() => server?.close());
 
@@ -63,6 +57,17 @@ describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_00
       assert.equal(first.command_line, 'C:\\users\\abecker\\Downloads\\mutex.exe', 'the first process is the sample started by Wine');
     });
   }
+
+  it('shows a GUI program’s window on a screenshot', async () => {
+    const report = await analyseSample(server, 'gui.exe', readFileSync(windowsSample('gui', 64)), { timeout: '30' });
+    const shots = readdirSync(join(report.taskDir, 'shots')).filter((name) => /^\d{4}\.(jpg|png)$/.test(name));
+    assert.ok(shots.length > 0, 'screenshots were taken');
+    const relay = readFileSync(join(report.taskDir, 'logs', 'wine', 'relay.log'), 'utf8');
+    assert.match(relay, /Call user32\.CreateWindowExW\(/i);
+    // The window (white, with a line of text) on the black screen: a screenshot with many light pixels.
+    const lightest = Math.max(...shots.map((name) => lightPixels(join(report.taskDir, 'shots', name))));
+    assert.ok(lightest > 472 * 213 * 0.8, `a screenshot shows the window (${lightest} light pixels)`);
+  });
 
   it('runs a DLL through rundll32 with its first export, or the function the task names', async () => {
     const report = await analyseSample(server, 'payload-dll.dll', readFileSync(windowsSample('payload-dll', 32)), { timeout: '30' });

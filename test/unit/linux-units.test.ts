@@ -240,6 +240,13 @@ describe('screen grab decoding', () => {
     assert.deepEqual([...ppm.subarray(11)], [255, 0, 0, 0, 128, 255]);
   });
 
+  it('reads a grab of 24 bits per pixel, packed in lines as long as 32 would take (Xvfb once Wine drew on it)', () => {
+    const packed = xwd(2, 2, [], { 11: 24 });
+    // Two lines of 8 bytes: two 3-byte pixels each, then padding.
+    Buffer.from([0x00, 0x00, 0xff, 0xff, 0x80, 0x00, 0x11, 0x11, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x22, 0x22]).copy(packed, 104);
+    assert.deepEqual([...decodeXwd(packed).ppm.subarray(11)], [255, 0, 0, 0, 128, 255, 255, 255, 255, 0, 0, 0]);
+  });
+
   it('refuses grabs a hostile X server could send', () => {
     assert.throws(() => decodeXwd(Buffer.alloc(10)), /too short/);
     assert.throws(() => decodeXwd(xwd(2, 1, [0, 0], { 4: 100000 })), /unlikely screen size/);

@@ -77,6 +77,8 @@ export class WinePidMap {
     let match = FIRST_THREAD.exec(line);
     if (match) {
       this.pending.set(parseInt(match[1]!, 16), { nspid: Number(match[2]), nstid: Number(match[3]) });
+      // At once, not after the lookups queued before: the process is alive now, waiting for the answer.
+      void this.lookAround().catch(() => undefined);
       return;
     }
     match = FIRST_THREAD_REPLY.exec(line);
