@@ -174,6 +174,15 @@ export async function parsePeFile(path: string): Promise<PeInfo | undefined> {
   }
 }
 
+/**
+ * The names a PE file exports, in pefile's order (what a machine calls a DLL's function by); none for a
+ * file that is no readable PE.
+ */
+export async function exportedNames(path: string): Promise<string[]> {
+  const pe = await parsePeFile(path).catch(() => undefined);
+  return (pe?.pe_exports ?? []).flatMap((entry) => (entry.name ? [entry.name] : []));
+}
+
 export async function parsePe(reader: BinaryReader): Promise<PeInfo | undefined> {
   const dos = await reader.read(0, 64);
   if (!isPe(dos) || dos.length < 64) return undefined;

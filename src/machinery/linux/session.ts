@@ -35,7 +35,7 @@ import { VirtualDisplay } from './virtual-display.js';
 import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';
 import { WINDOWS_COMPUTER_NAME } from '../../report/windows-paths.js';
-import { parsePeFile } from '../../formats/pe.js';
+import { exportedNames } from '../../formats/pe.js';
 import { WINDOWS_SAMPLE_DIR } from '../../analysis/packages/index.js';
 
 export type { MachineContext } from './machine-context.js';
@@ -528,8 +528,7 @@ function phaseTimer(log: Logger): (phase: string) => void {
 
 /** A DLL's first exported name (rundll32's function when the task names none). */
 async function firstExportOf(path: string): Promise<string | undefined> {
-  const pe = await parsePeFile(path).catch(() => undefined);
-  return pe?.pe_exports.find((entry) => entry.name)?.name ?? undefined;
+  return (await exportedNames(path))[0];
 }
 
 async function waitForExit(child: ChildProcess | undefined): Promise<void> {

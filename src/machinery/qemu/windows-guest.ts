@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { internal, unavailable } from '../../errors.js';
-import { parsePeFile } from '../../formats/pe.js';
+import { exportedNames } from '../../formats/pe.js';
 import { fileType } from '../host/file-type.js';
 import type { AnalysisRequest, RunResult } from '../types.js';
 import type { AgentClient } from './agent-client.js';
@@ -69,8 +69,7 @@ export class WindowsGuestAnalyzer {
     const { samplePath } = this.options.request;
     if (!samplePath) throw internal('a file task without a sample', { context: { task: this.options.request.taskId } });
     const fileName = windowsFileName(basename(samplePath));
-    const pe = await parsePeFile(samplePath).catch(() => undefined);
-    const peExports = (pe?.pe_exports ?? []).flatMap((entry) => (entry.name ? [entry.name] : []));
+    const peExports = await exportedNames(samplePath);
     return { fileName, samplePath: windowsJoin(temp, fileName), fileType: await fileType(samplePath), peExports };
   }
 }
