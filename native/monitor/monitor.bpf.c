@@ -201,6 +201,13 @@ static __always_inline void header(struct rec_header *h, __u16 kind, __u64 ts, _
   h->spare = 0;
 }
 
+/* The task's id at the deepest level of its pid (the pid namespace it lives in). */
+static __always_inline __u32 innermost_tid(struct task_struct *task) {
+  struct pid *pid = BPF_CORE_READ(task, thread_pid);
+  unsigned int level = BPF_CORE_READ(pid, level);
+  return BPF_CORE_READ(pid, numbers[level].nr);
+}
+
 static __always_inline void send_identity(__u64 ts, __u32 tid, __u32 tgid) {
   struct task_struct *task = (struct task_struct *)bpf_get_current_task();
   struct identity_rec r = {};
@@ -208,6 +215,8 @@ static __always_inline void send_identity(__u64 ts, __u32 tid, __u32 tgid) {
   r.pid = tgid;
   r.ppid = BPF_CORE_READ(task, real_parent, tgid);
   bpf_get_current_comm(r.comm, sizeof(r.comm));
+  // Read while the thread runs: a process that lives a few milliseconds is gone before anyone could look it up in /proc.
+  r.nstid = innermost_tid(task);
   emit(&r, sizeof(r));
 }
 

@@ -627,6 +627,7 @@ static void identity_record(const struct identity_rec *r) {
   field_int("pid", r->pid);
   field_int("ppid", r->ppid);
   field_string("comm", (struct item){r->comm, strnlen(r->comm, sizeof(r->comm))});
+  if (r->nstid != r->h.tid) field_int("nstid", r->nstid);
   end_record();
 }
 

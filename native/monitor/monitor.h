@@ -68,6 +68,12 @@ struct identity_rec {
   __u32 pid;
   __u32 ppid;
   char comm[16];
+  /*
+   * The thread's id in its innermost pid namespace: what the programs inside a linux machine call it
+   * (Wine names processes by these). The same as the tid outside any namespace.
+   */
+  __u32 nstid;
+  __u32 pad;
 };
 
 struct write_total_rec {

@@ -31,6 +31,11 @@ export type EventBody =
   | { kind: 'process.fork'; child: number }
   | { kind: 'process.exec'; path: string; argv: string[]; ret: number }
   | { kind: 'process.exit'; code: number }
+  /**
+   * A thread first seen, with its id inside the machine's pid namespace (the id the machine's programs, and
+   * Wine, know it by); only where that differs from `tid`. Not a call: it never appears among the calls.
+   */
+  | { kind: 'process.thread'; machineTid: number }
   /** prctl(PR_SET_NAME) or a write to /proc/self/comm: the process renamed itself. */
   | { kind: 'process.rename'; name: string }
   | { kind: 'process.ptrace'; request: number; target: number; ret: number }

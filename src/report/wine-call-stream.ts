@@ -14,10 +14,12 @@ import { RelayDecoder, type WindowsCall } from './wine-calls.js';
  * `monotonic`, read together before the sample started) turns them into the log's CLOCK_REALTIME seconds,
  * else the relay log's modification time is taken as the time of its last line.
  *
- * Ids: no Wine channel prints a process's host pid. `logs/wine/pids.json` (`[{winpid, pid, tids}]`, `tids`
- * host tids by Wine tid) gives them when the machine knew; otherwise each new Wine process of the relay log is matched to a host process of
- * the behaviour log that ran Wine's loader, in order, preferring one of the same program name (Wine names
- * the host process after the program). A Wine process left unmatched keeps its Wine pid.
+ * Ids: no Wine channel prints a process's host pid. `logs/wine/pids.json` (`[{winpid, nspid, nstids}]`:
+ * the ids inside the machine, from wineserver's trace; the sample's first process has its host `pid`) names
+ * them, and the monitor's `process.thread` events turn ids inside the machine into host ids. A Wine process
+ * it does not name is matched to a host process of the behaviour log that ran Wine's loader, in order,
+ * preferring one of the same program name (Wine names the host process after the program). A Wine process
+ * left unmatched keeps its Wine pid.
  */
 
 export const WINE_RELAY_LOG = 'logs/wine/relay.log';
@@ -35,10 +37,15 @@ interface HostProcess {
   name: string;
 }
 
-/** What the machine recorded of a Wine process: its host pid, and host tids by Wine tid. */
+/**
+ * What the machine recorded of a Wine process: its host pid (the sample's first process) or its pid inside
+ * the machine, and its threads' ids inside the machine (or, in logs of older versions, host tids) by Wine tid.
+ */
 interface KnownIds {
-  pid: number;
+  pid?: number;
+  nspid?: number;
   tids: ReadonlyMap<number, number>;
+  nstids: ReadonlyMap<number, number>;
 }
 
 /** The stream of a task folder's Wine calls; undefined when the task ran no Windows program under Wine. */
@@ -59,6 +66,8 @@ class WineCallStream implements EventStream {
   readonly #loaders: HostProcess[] = [];
   readonly #hosts = new Map<number, HostProcess>();
   readonly #byWinpid = new Map<number, HostProcess>();
+  /** Host ids of the sample's threads by their ids inside the machine, as the monitor told them so far. */
+  readonly #machineThreads = new Map<number, { pid: number; tid: number }>();
 
   constructor(
     path: string,
@@ -96,6 +105,8 @@ class WineCallStream implements EventStream {
       const host = { pid: event.pid, ppid: event.ppid, name: program };
       this.#hosts.set(event.pid, host);
       this.#loaders.push(host);
+    } else if (event.kind === 'process.thread') {
+      this.#machineThreads.set(event.machineTid, { pid: event.pid, tid: event.tid });
     } else if (event.kind === 'process.rename') {
       const host = this.#hosts.get(event.pid);
       if (host) host.name = event.name;
@@ -110,12 +121,24 @@ class WineCallStream implements EventStream {
     // Wine's thread ids are no host ids: without the machine's record, the process's first thread is the
     // host process itself, and the others keep Wine's id.
     const first = this.#firstThread(call);
-    call.tid = this.known.get(call.winpid)?.tids.get(call.wintid) ?? (call.wintid === first ? host.pid : call.wintid);
+    call.tid = this.#knownTid(call.winpid, call.wintid) ?? (call.wintid === first ? host.pid : call.wintid);
     call.comm = host.name;
     return call;
   }
 
   readonly #firstThreads = new Map<number, number>();
+
+  #knownTid(winpid: number, wintid: number): number | undefined {
+    const known = this.known.get(winpid);
+    const inMachine = known?.nstids.get(wintid);
+    return known?.tids.get(wintid) ?? (inMachine === undefined ? undefined : this.#machineThreads.get(inMachine)?.tid);
+  }
+
+  /** The host pid the machine's record gives a Wine process, if the monitor has told it by now. */
+  #knownPid(winpid: number): number | undefined {
+    const known = this.known.get(winpid);
+    return known?.pid ?? (known?.nspid === undefined ? undefined : this.#machineThreads.get(known.nspid)?.pid);
+  }
 
   #firstThread(call: WindowsCall): number {
     const first = this.#firstThreads.get(call.winpid);
@@ -136,7 +159,7 @@ class WineCallStream implements EventStream {
     const program = windowsBasename(this.#decoder.imageOf(winpid) ?? '').slice(0, COMM_LENGTH).toLowerCase();
     const creator = this.#decoder.creatorOf(winpid);
     const ppid = creator === undefined ? 0 : this.#hostOf(creator).pid;
-    const given = this.known.get(winpid)?.pid;
+    const given = this.#knownPid(winpid);
     if (given !== undefined) {
       const seen = this.#loaders.findIndex((host) => host.pid === given);
       if (seen >= 0) this.#loaders.splice(seen, 1);
@@ -161,20 +184,31 @@ async function clockOffset(path: string): Promise<number | undefined> {
   return typeof realtime === 'number' && typeof monotonic === 'number' ? realtime - monotonic : undefined;
 }
 
-/** Host ids by Wine pid, from the machine's record when it wrote one. */
+/** Ids by Wine pid, from the machine's record when it wrote one. */
 async function knownPids(path: string): Promise<Map<number, KnownIds>> {
   const list = await readJson(path);
   const pids = new Map<number, KnownIds>();
   if (!Array.isArray(list)) return pids;
-  for (const entry of list as Array<{ winpid?: unknown; pid?: unknown; tids?: unknown }>) {
-    if (!Number.isSafeInteger(entry?.winpid) || !Number.isSafeInteger(entry?.pid)) continue;
-    const tids = new Map<number, number>();
-    for (const [wintid, tid] of Object.entries(typeof entry.tids === 'object' && entry.tids !== null ? entry.tids : {})) {
-      if (Number.isSafeInteger(Number(wintid)) && Number.isSafeInteger(tid)) tids.set(Number(wintid), tid as number);
-    }
-    pids.set(entry.winpid as number, { pid: entry.pid as number, tids });
+  for (const entry of list as Array<Record<string, unknown> | null>) {
+    if (!Number.isSafeInteger(entry?.winpid)) continue;
+    const { pid, nspid } = entry!;
+    pids.set(entry!.winpid as number, {
+      ...(Number.isSafeInteger(pid) ? { pid: pid as number } : {}),
+      ...(Number.isSafeInteger(nspid) ? { nspid: nspid as number } : {}),
+      tids: idsByWineTid(entry!.tids),
+      nstids: idsByWineTid(entry!.nstids),
+    });
   }
   return pids;
+}
+
+function idsByWineTid(record: unknown): Map<number, number> {
+  const ids = new Map<number, number>();
+  if (typeof record !== 'object' || record === null) return ids;
+  for (const [wintid, id] of Object.entries(record)) {
+    if (Number.isSafeInteger(Number(wintid)) && Number.isSafeInteger(id)) ids.set(Number(wintid), id as number);
+  }
+  return ids;
 }
 
 async function readJson(path: string): Promise<unknown> {

@@ -34,6 +34,7 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
   let outsider: RunResult;
   let longArgv: RunResult;
   let longLink: RunResult;
+  let namespaced: RunResult;
   let sleeperPid: number;
 
   const ofOp = <K extends TraceRecord['op']>(op: K, pid?: number): Of<K>[] =>
@@ -62,6 +63,9 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     calls = await runInCgroup(cgroup.path, [plain['monitor-calls']!, String(port)]);
     longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
     longLink = await runInCgroup(cgroup.path, ['ln', '-s', 'y'.repeat(4000), join(work, 'l'.repeat(200))]);
+    // A process in a pid namespace of its own, as a linux machine's are: the id it has in there is its first
+    // child's, 1 (the same numbering wineserver's trace uses).
+    namespaced = await runInCgroup(cgroup.path, ['unshare', '--pid', '--fork', '/bin/sh', '-c', 'exec /bin/sleep 0.05']);
     outsider = await runInCgroup(null, [statics['monitor-openat-count']!, '10', '/etc/hostname']);
     // Still asleep when the session ends.
     const sleeper = spawn('sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec sleep 30', cgroup.path], { stdio: 'ignore' });
@@ -204,6 +208,20 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     assert.equal(counts.length, 2, 'at its exec, and at the end of the session');
     assert.equal(counts[1]!.counts.clock_nanosleep, 1);
     assert.deepEqual(ofOp('exit', sleeperPid), []);
+  });
+
+  it("names each thread's id inside its pid namespace, read as the thread first runs, and only there", () => {
+    assert.equal(namespaced.code, 0, namespaced.stderr);
+    const inside = ofOp('identity').filter((r) => r.nstid !== undefined);
+    assert.ok(inside.some((r) => r.comm === 'sleep'), `the sleep was seen with its second id: ${JSON.stringify(inside)}`);
+    for (const identity of inside) {
+      assert.equal(identity.nstid, 1, 'pid 1 of its namespace: nothing else lived in one');
+      assert.notEqual(identity.tid, 1);
+    }
+    assert.ok(ofOp('identity').some((r) => r.comm === 'unshare' && r.nstid === undefined), 'unshare itself lived outside it');
+    const plain = ofOp('identity', counter.pid);
+    assert.ok(plain.length > 0);
+    for (const identity of plain) assert.equal(identity.nstid, undefined, 'no namespace of its own: no second id');
   });
 
   it('records nothing of processes outside the cgroup', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyseSample } from '../helpers/sample-through-api.js';
 import type { TestServer } from '../helpers/server.js';
@@ -37,12 +37,21 @@ describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_00
       assert.match(relay, /^\s*\d+\.\d{3}:[0-9a-f]{4}:[0-9a-f]{4}:Call KERNEL32\.CreateMutexW\(/m);
       assert.doesNotMatch(relay, /services\.exe|explorer\.exe|plugplay/i, "Wine's own processes write nothing there");
 
-      const pids = JSON.parse(readFileSync(join(wine, 'pids.json'), 'utf8')) as Array<{ winpid: number; pid: number }>;
+      const pids = JSON.parse(readFileSync(join(wine, 'pids.json'), 'utf8')) as Array<{ winpid: number; pid?: number; nspid?: number }>;
       const hostPids = new Set(report.behavior.processes.map((p: any) => p.pid));
       // The processes that made Windows calls (named as Windows names them: CreateMutexW) are the sample and
-      // its second copy. Each is mapped. Wine may also start a program of its own on demand while the sample
-      // runs; that one is mapped too but is not the sample's, and the report does not show it.
-      const mapped = new Set(pids.map((entry) => entry.pid));
+      // its second copy, which exits within milliseconds. Each is mapped: the first by its host pid, the
+      // others by their pid inside the machine, which the monitor's events turn into host pids. Wine may also
+      // start a program of its own on demand while the sample runs; that one is mapped too but is not the
+      // sample's, and the report does not show it.
+      const hostOfMachineTid = new Map(
+        readFileSync(join(dirname(wine), 'events.jsonl'), 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"process.thread"'))
+          .map((line) => JSON.parse(line) as { machineTid: number; pid: number })
+          .map((event) => [event.machineTid, event.pid]),
+      );
+      const mapped = new Set(pids.map((entry) => entry.pid ?? hostOfMachineTid.get(entry.nspid!)));
       const windowsProcesses = report.behavior.processes.filter((p: any) => p.calls.some((call: any) => /^[A-Z]/.test(call.api)));
       assert.equal(windowsProcesses.length, 2, `the mutex sample and its second copy made Windows calls: ${processesOf(report).join('; ')}`);
       for (const process of windowsProcesses) assert.ok(mapped.has(process.pid), `${process.pid} is mapped from its Wine pid: ${JSON.stringify(pids)}`);

@@ -193,6 +193,23 @@ describe('a Wine task in the behaviour section', () => {
     const set = withPids.processes.find((process) => process.pid === 4321)!.calls.find((call) => call.api === 'RegSetValueExW')!;
     assert.equal(set.tid, 4322, "the thread's host tid from the record");
   });
+
+  it("takes ids inside the machine from the record and turns them into host ids with the monitor's events", async () => {
+    const paths = wineTask(root, 'with-machine-ids');
+    writeFileSync(join(paths.dir, 'logs/wine/pids.json'), JSON.stringify([{ winpid: 0x158, pid: 4321, nstids: {} }, { winpid: 0x160, nspid: 7, nstids: { [0x164]: 7 } }]));
+    // Another copy of the program ran Wine's loader first: matched in order, it would take the child's calls.
+    const decoy = [
+      event(4326, 4321, 62714.8605, { kind: 'process.exec', path: '/usr/lib/wine/wine64', argv: ['/usr/lib/wine/wine64', 'C:\\users\\Public\\probe64.exe', 'child'], ret: 0 }, 'probe64.exe'),
+      event(4326, 4321, 62714.8606, { kind: 'process.thread', machineTid: 5 }, 'probe64.exe'),
+      event(4330, 4329, 62714.8631, { kind: 'process.thread', machineTid: 7 }, 'probe64.exe'),
+    ];
+    const log = [...HOST_EVENTS, ...decoy].sort((a, b) => a.ts - b.ts);
+    writeFileSync(join(paths.dir, 'logs/events.jsonl'), log.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    const behavior = await behaviorOf(paths);
+    const child = behavior.processes.find((process) => process.pid === 4330)!;
+    assert.ok(child.calls.some((call) => call.api === 'Sleep' && call.tid === 4330), 'the child process by its pid inside the machine');
+    assert.equal(behavior.processes.find((process) => process.pid === 4326)?.calls.some((call) => /^[A-Z]/.test(call.api)) ?? false, false, 'the decoy made no Windows call');
+  });
 });
 
 describe('the registry diff', () => {

@@ -151,7 +151,7 @@ export class LinuxSession implements MachineSession {
     const mounting = choosing.then(async () => {
       if (!this.package?.runsUnderWine) return this.disk.mount([this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
       const layer = await ensureWineLayer(this.context.guestRoot, settings, this.log);
-      this.wine = { layer, run: new WineRun(join(request.paths.logs, 'wine'), () => this.cgroups.pids('sample')) };
+      this.wine = { layer, run: new WineRun(join(request.paths.logs, 'wine')) };
       await this.disk.mount([layer, this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
       this.startSupervisor({ watchFiles: true });
     });
@@ -442,7 +442,6 @@ export class LinuxSession implements MachineSession {
 
   private async stopEverything(): Promise<void> {
     this.runOver = true;
-    this.wine?.run.stopWatching();
     await this.display.stopScreenshots().catch(() => undefined);
     const launchers = [this.sample, this.display.process];
     // Launchers first (one may not have joined its cgroup yet), then everything in the machine's cgroups.

@@ -48,9 +48,8 @@ export class WineRun {
   constructor(
     /** The task's logs/wine folder. */
     private readonly dir: string,
-    machinePids: () => Promise<number[]>,
   ) {
-    this.pids = new WinePidMap(machinePids, () => this.sampleRoot());
+    this.pids = new WinePidMap(() => this.sampleRoot());
   }
 
   /** Host pid of the sandbox's pid 1 (the init), once known. */
@@ -82,12 +81,7 @@ export class WineRun {
   released(init: number | null, machinePids: number[]): void {
     this.init = init ?? undefined;
     this.own = new Set(machinePids);
-    this.pids.released(machinePids);
-  }
-
-  /** Stops looking at the machine's processes (the machine is stopping). */
-  stopWatching(): void {
-    this.pids.stop();
+    this.pids.released();
   }
 
   /** Follows the sandbox's output: its standard error is Wine's debug output of the sample (the relay log). */

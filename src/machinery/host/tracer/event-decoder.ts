@@ -14,6 +14,8 @@ export interface DecoderOptions {
 interface Thread {
   pid: number;
   comm: string;
+  /** Its id inside the machine's pid namespace, once told. */
+  machineTid?: number;
 }
 
 /** Where an event happened: the record's time and thread, and the system call when the tracer named it. */
@@ -55,6 +57,7 @@ export class EventDecoder {
     switch (r.op) {
       case 'identity':
         this.identify(r.tid, r.pid, r.ppid, r.comm);
+        if (r.nstid !== undefined) this.machineTid(r, r.nstid);
         return;
       case 'fork': {
         const parent = this.processOf(r.tid);
@@ -224,11 +227,20 @@ export class EventDecoder {
   /** A thread named '' (the strace fallback knows no names) keeps its name, or takes its process's. */
   private identify(tid: number, pid: number, ppid: number, comm: string): void {
     const name = comm || this.threads.get(tid)?.comm || this.threads.get(pid)?.comm || '';
-    this.threads.set(tid, { pid, comm: name });
+    const machineTid = this.threads.get(tid)?.machineTid;
+    this.threads.set(tid, { pid, comm: name, ...(machineTid === undefined ? {} : { machineTid }) });
     if (!this.processes.has(pid)) {
       const cwd = this.options.cwdOf?.(pid) ?? null;
       this.processes.set(pid, { ppid, fds: new FdTable(), cwd, written: new Map() });
     }
+  }
+
+  /** Tells the thread's id inside the machine once (an exec names the thread again, with the same id). */
+  private machineTid(r: At, machineTid: number): void {
+    const thread = this.thread(r.tid);
+    if (thread.machineTid === machineTid || machineTid === r.tid) return;
+    thread.machineTid = machineTid;
+    this.event(r, { kind: 'process.thread', machineTid });
   }
 
   private thread(tid: number): Thread {

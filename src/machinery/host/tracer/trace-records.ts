@@ -35,8 +35,11 @@ export interface SocketAddress {
 }
 
 export type TraceOp =
-  /** First sight of a thread (or its new name after exec): the process it belongs to and that process's parent. */
-  | { op: 'identity'; pid: number; ppid: number; comm: string }
+  /**
+   * First sight of a thread (or its new name after exec): the process it belongs to and that process's
+   * parent; `nstid`: the thread's id inside its pid namespace, when it lives in one (a linux machine's).
+   */
+  | { op: 'identity'; pid: number; ppid: number; comm: string; nstid?: number }
   | { op: 'fork'; child: number }
   | { op: 'exec'; dirfd: number; path: string; argv: string[]; ret: number }
   | { op: 'exit'; code: number }
