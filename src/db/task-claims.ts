@@ -22,7 +22,7 @@ export interface Claim {
 /**
  * PostgreSQL only. Claims the highest-priority (then oldest) pending task that one of this node's free
  * machines fits, with FOR UPDATE SKIP LOCKED, in one statement: its own transaction and one round trip
- * (the function nestbox_claim_task, migration 0007). Claimers on other connections skip the rows locked
+ * (the function nestbox_claim_task, migrations 0007 and 0008). Claimers on other connections skip the rows locked
  * here, so nothing is claimed twice and nobody waits. Undefined when there is nothing to claim.
  */
 export async function claimNextTask(db: Kysely<Database>, request: ClaimRequest): Promise<Claim | undefined> {

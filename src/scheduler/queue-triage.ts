@@ -1,7 +1,7 @@
 import type { AppContext } from '../app.js';
 import type { MachineRow, TaskRow } from '../db/schema.js';
 import { nowIso } from '../util/time.js';
-import { describeWish, machineFits, wishOf } from './matching.js';
+import { describeWish, machineMatcher, wishOf } from './matching.js';
 
 /** How many tasks at the head of the queue are looked at per pass. */
 const QUEUE_HEAD = 100;
@@ -17,10 +17,11 @@ export async function triageQueue(ctx: AppContext, noted: Set<number> = new Set(
   const machines = await stores.machines.list();
   const pending = await stores.tasks.queue(QUEUE_HEAD, node.node);
   const downSince = ctx.databaseKind === 'postgres' ? await nodesDown(ctx) : () => undefined;
+  const fits = machineMatcher(machines);
   const runnable: TaskRow[] = [];
   for (const task of pending) {
     const wish = wishOf(task);
-    const fitting = machines.filter((machine) => machineFits(machine, wish));
+    const fitting = machines.filter((machine) => fits(machine, wish));
     if (fitting.length === 0) await failUnrunnable(ctx, task, `No configured machine matches ${describeWish(wish)}`);
     else if (fitting.every((machine) => downSince(machine.node) !== undefined)) await noteWaiting(ctx, task, describeWish(wish), fitting, downSince, noted);
     else runnable.push(task);

@@ -5,7 +5,7 @@ import { TASK_PENDING_CHANNEL } from '../db/migrations/0007-task-claims.js';
 import type { MachineRow, TaskRow } from '../db/schema.js';
 import type { Machinery } from '../machinery/types.js';
 import { nowIso } from '../util/time.js';
-import { machineFits, wishOf } from './matching.js';
+import { machineMatcher, wishOf } from './matching.js';
 import { failUnrunnable, triageQueue } from './queue-triage.js';
 import { type AnalysisOutcome, runAnalysis } from './run-analysis.js';
 
@@ -163,12 +163,13 @@ export class Scheduler {
 
   /** SQLite (one host): runs queued tasks on free machines that fit, claiming each with conditional updates. */
   private async claimFromQueue(runnable: TaskRow[]): Promise<void> {
-    const free = (await this.ctx.stores.machines.listOwned(this.ctx.node)).filter(
-      (machine) => machine.locked === 0 && !this.busyMachines.has(machine.id),
-    );
+    const { machines } = this.ctx.stores;
+    // Whether a machine fits depends on the others too (a Windows machine takes platform=windows from Wine).
+    const fits = machineMatcher(await machines.list());
+    const free = (await machines.listOwned(this.ctx.node)).filter((machine) => machine.locked === 0 && !this.busyMachines.has(machine.id));
     for (const task of runnable) {
       if (this.shutdown.signal.aborted) return;
-      const index = free.findIndex((machine) => machineFits(machine, wishOf(task)));
+      const index = free.findIndex((machine) => fits(machine, wishOf(task)));
       if (index < 0) continue;
       const [machine] = free.splice(index, 1) as [MachineRow];
       await this.claimAndRun(task, machine);

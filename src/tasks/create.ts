@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { copyFile, link, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppContext } from '../app.js';
-import { decodeList, encodeList } from '../db/json-columns.js';
+import { encodeList } from '../db/json-columns.js';
 import type { NewTask, SampleRow, TaskCategory } from '../db/schema.js';
 import type { Db } from '../db/tasks.js';
 import { invalidInput, isNestboxError } from '../errors.js';
@@ -11,6 +11,8 @@ import type { FileHashes } from '../storage/hashing.js';
 import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
 import { formatOptions, parseOptions } from '../db/task-options.js';
+import { fleetOf, machineMatcher, WINDOWS_PLATFORM, wishOf } from '../scheduler/matching.js';
+import { fileRefusedUnderWine, URL_REFUSED_UNDER_WINE } from './windows-under-wine.js';
 import { downloadByHash } from './virustotal.js';
 
 /**
@@ -112,6 +114,10 @@ export class TaskCreation {
     if (options.node === undefined) await this.checkMachineSelection(params);
     if (options.unique) await this.refuseKnownSample(file.hashes.sha256);
     const { known, fileType } = await this.identify(file);
+    if (options.node === undefined && (await this.underWine(params))) {
+      const refused = fileRefusedUnderWine(params.package, { fileName: file.name, fileType });
+      if (refused) throw invalidInput(refused, { context: { platform: params.platform, fileType } });
+    }
     const placed = known ? await this.placeKnown(file, fileType) : await this.place({ ...file, fileType });
     const pin = options.node === undefined ? undefined : { node: options.node };
     const taskId = await this.writeRows([placed], () => {
@@ -128,6 +134,7 @@ export class TaskCreation {
 
   async createUrlTask(url: string, params: TaskParams): Promise<number> {
     await this.checkMachineSelection(params);
+    if (await this.underWine(params)) throw invalidInput(URL_REFUSED_UNDER_WINE, { context: { platform: params.platform } });
     return this.ctx.stores.tasks.insert(this.taskRow('url', url, params, null, null));
   }
 
@@ -139,7 +146,8 @@ export class TaskCreation {
     const workDir = await mkdtemp(join(this.ctx.layout.tmp, 'submit-'));
     try {
       const errors: string[] = [];
-      const items = await this.collectItems(input, workDir, errors);
+      let items = await this.collectItems(input, workDir, errors);
+      if (await this.underWine(params)) items = refuseUnderWine(items, params, errors);
       const placed = await this.placeAll(items);
       const stored = [...placed.files.values(), ...placed.archives.values()];
       const { submitId, taskIds } = await this.writeRows(stored, () =>
@@ -165,17 +173,25 @@ export class TaskCreation {
       return;
     }
     if (params.platform === '' && params.tags.length === 0) return;
-    const fits = (await machines.list()).some((machine) => {
-      const tags = decodeList(machine.tags);
-      return (params.platform === '' || machine.platform === params.platform) && params.tags.every((tag) => tags.includes(tag));
-    });
-    if (!fits) {
+    const cluster = await machines.list();
+    const fits = machineMatcher(cluster);
+    const wish = wishOf({ machine: '', platform: params.platform, tags: encodeList(params.tags) });
+    if (!cluster.some((machine) => fits(machine, wish))) {
       const wanted = [
         params.platform !== '' ? `platform ${JSON.stringify(params.platform)}` : '',
         params.tags.length > 0 ? `all of the tags ${params.tags.map((tag) => JSON.stringify(tag)).join(', ')}` : '',
       ].filter(Boolean).join(' and ');
       throw invalidInput(`No configured machine has ${wanted}, so such a task could never run`);
     }
+  }
+
+  /**
+   * The task asks for platform windows and no Windows machine exists: it runs on a linux machine under
+   * Wine (checkMachineSelection found one), so only Windows programs can be its target.
+   */
+  private async underWine(params: TaskParams): Promise<boolean> {
+    if (params.machine !== '' || params.platform !== WINDOWS_PLATFORM) return false;
+    return !fleetOf(await this.ctx.stores.machines.list()).hasWindowsMachine;
   }
 
   /**
@@ -410,6 +426,15 @@ export class TaskCreation {
       submit_id: submitId,
     };
   }
+}
+
+/** A submission's items that cannot run under Wine become errors, as refusals of its archives do. */
+function refuseUnderWine(items: SubmitItem[], params: TaskParams, errors: string[]): SubmitItem[] {
+  return items.filter((item) => {
+    const refused = item.kind === 'url' ? URL_REFUSED_UNDER_WINE : fileRefusedUnderWine(params.package, { fileName: item.file.name, fileType: item.file.fileType });
+    if (refused) errors.push(refused);
+    return !refused;
+  });
 }
 
 function isPlaced(file: StoredFile): file is PlacedFile {

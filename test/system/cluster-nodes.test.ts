@@ -13,7 +13,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { createStores, type Stores } from '../../src/db/index.js';
 import { TASK_PENDING_CHANNEL } from '../../src/db/migrations/0007-task-claims.js';
 import type { MachineRow, NewTask, TaskRow } from '../../src/db/schema.js';
-import { machineFits, wishOf } from '../../src/scheduler/matching.js';
+import { machineMatcher, wishOf } from '../../src/scheduler/matching.js';
 import { triageQueue } from '../../src/scheduler/queue-triage.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { nowIso } from '../../src/util/time.js';
@@ -212,8 +212,10 @@ describe('cluster nodes on one PostgreSQL', { timeout: 120_000 }, () => {
             // Nothing free that fits: done when no pending task this node's machine could run is left.
             const left = await stores.tasks.queue(100, node);
             const ownMachine = node === 'a' ? 'a-linux1' : 'b-linux1';
-            const mine = (await stores.machines.list()).find((m) => m.name === ownMachine)!;
-            if (!left.some((t) => machineFits(mine, wishOf(t)))) return;
+            const cluster = await stores.machines.list();
+            const fits = machineMatcher(cluster);
+            const mine = cluster.find((m) => m.name === ownMachine)!;
+            if (!left.some((t) => fits(mine, wishOf(t)))) return;
             await new Promise((resolve) => setTimeout(resolve, 2));
             continue;
           }

@@ -44,7 +44,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
  * the scheduler's machineFits() (scheduler/matching.ts): the task names the machine, or names none and asks
  * for no platform or the machine's, and only for tags the machine has. No row when nothing fits.
  */
-const CLAIM_FUNCTION = `
+export const CLAIM_FUNCTION = `
 CREATE FUNCTION nestbox_claim_task(claimer text, unassigned boolean, kinds text[], managers text[], busy integer[], now text)
 RETURNS TABLE (task json, machine json, guest_id integer) LANGUAGE plpgsql AS $$
 #variable_conflict use_column

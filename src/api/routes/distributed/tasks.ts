@@ -6,7 +6,7 @@ import type { DistributedTaskFilter } from '../../../db/distributed-tasks.js';
 import { encodeList } from '../../../db/json-columns.js';
 import type { NodeRow, TaskStatus } from '../../../db/schema.js';
 import { invalidInput, isNestboxError, notFound } from '../../../errors.js';
-import { describeWish, machineFits, wishOf } from '../../../scheduler/matching.js';
+import { describeWish, machineMatcher, wishOf } from '../../../scheduler/matching.js';
 import type { TaskCreation, TaskParams } from '../../../tasks/create.js';
 import { deleteTask } from '../../../tasks/lifecycle.js';
 import { FormFields, parseBoolean, parseInteger, parseTaskParams } from '../../form-fields.js';
@@ -93,8 +93,8 @@ async function createTask(ctx: AppContext, creation: TaskCreation, form: Receive
 async function pinnableNode(ctx: AppContext, name: string, params: TaskParams): Promise<NodeRow> {
   const node = await ctx.stores.distributedNodes.get(name);
   if (!node || node.enabled !== 1) throw notFound('Node not found');
-  const wish = wishOfParams(params);
-  if (!(await machinesOf(ctx, node)).some((machine) => machineFits(machine, wish))) {
+  if (!(await fitsNode(ctx, node, params))) {
+    const wish = wishOfParams(params);
     throw invalidInput(`Node ${node.name} has no machine for ${describeWish(wish)}, so the task could never run there`);
   }
   return node;
@@ -110,12 +110,22 @@ async function onlyFittingRemote(ctx: AppContext, creation: TaskCreation, params
     return undefined;
   } catch (error) {
     if (!isNestboxError(error, 'invalid_input')) throw error;
-    const wish = wishOfParams(params);
     for (const node of await ctx.stores.distributedNodes.remotes()) {
-      if (node.enabled === 1 && (await machinesOf(ctx, node)).some((machine) => machineFits(machine, wish))) return node;
+      if (node.enabled === 1 && (await fitsNode(ctx, node, params))) return node;
     }
     throw error;
   }
+}
+
+/**
+ * One of the node's machines fits the task. A remote node is a cluster of its own; this cluster's nodes
+ * share its machines' fleet (a Windows machine anywhere in it takes platform=windows from Wine).
+ */
+async function fitsNode(ctx: AppContext, node: NodeRow, params: TaskParams): Promise<boolean> {
+  const machines = await machinesOf(ctx, node);
+  const fits = machineMatcher(node.role === 'remote' ? machines : await ctx.stores.machines.list());
+  const wish = wishOfParams(params);
+  return machines.some((machine) => fits(machine, wish));
 }
 
 function wishOfParams(params: TaskParams) {
