@@ -24,6 +24,8 @@ export interface AnalysisRequest {
   url?: string;
   /** Analysis package asked for, '' to choose from the file type. */
   package: string;
+  /** The task's platform, '' (or absent) when it asks for none. */
+  platform?: string;
   options: Record<string, string>;
   timeoutSeconds: number;
   /** Run for the whole timeout even when every process of the sample has exited. */

@@ -1,3 +1,4 @@
+import { WINDOWS_PLATFORM, WINE_MACHINE_KIND } from '../config/platforms.js';
 import { decodeList } from '../db/json-columns.js';
 import type { MachineRow, TaskRow } from '../db/schema.js';
 
@@ -7,11 +8,6 @@ export interface MachineWish {
   platform: string;
   tags: string[];
 }
-
-/** The platform of Windows machines, and of tasks asking for one. */
-export const WINDOWS_PLATFORM = 'windows';
-/** The machinery kind whose machines run Windows programs under Wine. */
-export const WINE_MACHINE_KIND = 'linux';
 
 /** What a machine is matched by. `kind` is unknown for the machines of a remote Cuckoo node. */
 export type MatchedMachine = Pick<MachineRow, 'name' | 'platform' | 'tags'> & { kind?: string };

@@ -68,6 +68,7 @@ function analysisRequest(ctx: AppContext, task: TaskRow, machine: MachineRow, pa
     // A file unpacked from an archive runs like any file; only its report says where it came from.
     ...(runsSampleFile(task.category) ? { category: 'file', samplePath: task.target } : { category: 'url', url: task.target }),
     package: task.package,
+    platform: task.platform,
     options,
     timeoutSeconds: task.timeout > 0 ? task.timeout : ctx.config.tasks.default_timeout,
     enforceTimeout: task.enforce_timeout === 1,

@@ -11,7 +11,8 @@ import type { FileHashes } from '../storage/hashing.js';
 import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
 import { formatOptions, parseOptions } from '../db/task-options.js';
-import { fleetOf, machineMatcher, WINDOWS_PLATFORM, wishOf } from '../scheduler/matching.js';
+import { WINDOWS_PLATFORM } from '../config/platforms.js';
+import { fleetOf, machineMatcher, wishOf } from '../scheduler/matching.js';
 import { fileRefusedUnderWine, URL_REFUSED_UNDER_WINE } from './windows-under-wine.js';
 import { downloadByHash } from './virustotal.js';
 

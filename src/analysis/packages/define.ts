@@ -18,7 +18,7 @@ export function definePackage(spec: PackageSpec): AnalysisPackage {
       return expandTemplate(spec.command, context);
     },
     fallbackCommand: (context) => (spec.fallback ? expandTemplate(spec.fallback, context) : undefined),
-    ...(unpack ? { unpack: (context: PackageContext) => ({ argv: expandTemplate(unpack.command, context, unpack.into), into: unpack.into }) } : {}),
+    ...(unpack ? { unpack: (context: PackageContext, into = unpack.into) => ({ argv: expandTemplate(unpack.command, context, into), into }) } : {}),
   };
 }
 

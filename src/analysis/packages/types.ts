@@ -75,8 +75,11 @@ export interface AnalysisPackage {
   readonly runsUnderWine?: boolean;
   /** Auto-selection: whether this package runs this file. */
   matches(target: PackageTarget): boolean;
-  /** Archives: unpack first, then the file picked from what was unpacked is run by its own package. */
-  unpack?(context: PackageContext): UnpackStep;
+  /**
+   * Archives: unpack first, then the file picked from what was unpacked is run by its own package. Into
+   * the spec's folder, or `into` (a Windows program's archive is unpacked beside it, as a user would).
+   */
+  unpack?(context: PackageContext, into?: string): UnpackStep;
   /** The command line that starts the sample. */
   command(context: PackageContext): string[];
   /** The command line that starts it when the command's program is missing; undefined when there is none. */

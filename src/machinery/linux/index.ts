@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { NestboxError, unavailable } from '../../errors.js';
+import { archiveLimits } from '../../storage/archives.js';
 import { MachineContexts } from '../machine-contexts.js';
 import type { AnalysisRequest, Machinery, MachineSession } from '../types.js';
 import { detectCgroupLayout, listMachineGroups, MachineCgroups, CGROUP_PREFIX } from './cgroups.js';
@@ -126,6 +127,7 @@ async function prepareMachine(
     hostname: machine?.label ?? name,
     internetInterface: config.routing.internet_interface,
     archivePasswords: config.archives.passwords,
+    archiveLimits: archiveLimits(config.archives),
     droppedFileLimits: config.dropped_files,
     createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     ...(spareNetwork ? { spareNetwork } : {}),

@@ -1,3 +1,4 @@
+import type { ArchiveLimits } from '../../storage/archives.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork, Tracer } from '../host/contracts.js';
 import type { SpareNetwork } from '../host/network/index.js';
@@ -22,6 +23,8 @@ export interface MachineContext {
   hostname: string;
   internetInterface: string;
   archivePasswords: string[];
+  /** The configured limits of unpacking archives (`archives`), for looking into one on the host. */
+  archiveLimits: ArchiveLimits;
   droppedFileLimits: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
   /** A network made ahead for the next task, when the machinery keeps one. */

@@ -5,7 +5,8 @@ import { basename, join } from 'node:path';
 import type { Readable, Stream, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { choosePackage, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import { choosePackage, passwordsToTry, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import { WINDOWS_PLATFORM } from '../../config/platforms.js';
 import { invalidInput } from '../../errors.js';
 import { EVENTS_FILE } from '../../report/events.js';
 import type { DroppedEntry } from '../dropped/entry.js';
@@ -31,6 +32,7 @@ import { SampleSupervisor } from './sample-supervisor.js';
 import { SampleTracing } from './sample-tracing.js';
 import { untilBlockedOn } from './sandbox-waiting.js';
 import { pickUnpackedFile } from './unpacked.js';
+import { previewArchivePick } from './archive-preview.js';
 import { VirtualDisplay } from './virtual-display.js';
 import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';
@@ -78,6 +80,8 @@ export class LinuxSession implements MachineSession {
   private runner: AnalysisPackage | undefined;
   /** A Windows sample's Wine: its layer under the machine's disk and its part of the run. */
   private wine: { layer: string; run: WineRun } | undefined;
+  /** The sample, or the file its archive package will run, is a Windows program: the machine is made with Wine. */
+  private underWine = false;
 
   private constructor(
     private readonly context: MachineContext,
@@ -149,14 +153,14 @@ export class LinuxSession implements MachineSession {
     // sample's supervisor needs the disk's lower layers mounted, so it starts after them.
     const choosing = this.choosePackage();
     const mounting = choosing.then(async () => {
-      if (!this.package?.runsUnderWine) return this.disk.mount([this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
+      if (!this.underWine) return this.disk.mount([this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
       const layer = await ensureWineLayer(this.context.guestRoot, settings, this.log);
       this.wine = { layer, run: new WineRun(join(request.paths.logs, 'wine')) };
       await this.disk.mount([layer, this.context.guestRoot], settings.disk_mb * 2 ** 20, this.sandboxes.rootId, restoreFrom);
       this.startSupervisor({ watchFiles: true });
     });
     void choosing.then(() => {
-      if (!this.package?.runsUnderWine) this.startSupervisor({ watchFiles: true });
+      if (!this.underWine) this.startSupervisor({ watchFiles: true });
     }, () => undefined);
     const [network, ...others] = await Promise.allSettled([
       this.takeNetwork(),
@@ -196,6 +200,21 @@ export class LinuxSession implements MachineSession {
     if (request.category === 'file' && !request.samplePath && !request.rebootFrom) throw invalidInput('a file task needs its sample', { context: { taskId: request.taskId } });
     const target = request.category === 'file' && request.samplePath ? { fileName: this.sampleName(), fileType: await this.sampleType } : undefined;
     this.package = choosePackage({ requested: request.package, category: request.category, target, reboot: Boolean(request.rebootFrom) });
+    this.underWine = Boolean(this.package.runsUnderWine) || Boolean((await this.archivePick())?.package.runsUnderWine);
+  }
+
+  /** An archive's file the machine will run, looked at on the host (archive-preview.ts); undefined for other samples. */
+  private async archivePick() {
+    const { request } = this;
+    if (!this.package?.unpack || !request.samplePath) return undefined;
+    return previewArchivePick({
+      path: request.samplePath,
+      fileType: await this.sampleType,
+      wanted: request.options.file,
+      passwords: passwordsToTry({ options: request.options, passwords: this.context.archivePasswords }),
+      limits: this.context.archiveLimits,
+      workDir: this.dir,
+    });
   }
 
   private sampleName(): string {
@@ -206,7 +225,7 @@ export class LinuxSession implements MachineSession {
   private async placeSample(): Promise<void> {
     const { request } = this;
     if (request.category === 'file' && request.samplePath) {
-      this.samplePath = `${this.package?.runsUnderWine ? WINDOWS_SAMPLE_DIR : SAMPLE_DIR}/${this.sampleName()}`;
+      this.samplePath = `${this.underWine ? WINDOWS_SAMPLE_DIR : SAMPLE_DIR}/${this.sampleName()}`;
       await writeInMachine(this.disk.root, this.samplePath, await readFile(request.samplePath), 0o755, this.sandboxes.rootId);
       this.analysisLog.info(`sample ${this.samplePath}: ${await this.sampleType}`);
     }
@@ -239,19 +258,32 @@ export class LinuxSession implements MachineSession {
     return { route: this.network?.route ?? request.route, ended, warnings: this.warnings };
   }
 
-  /** The sample's command line; archives are unpacked first (untraced) and the file inside is run. */
+  /**
+   * The sample's command line; archives are unpacked first (untraced) and the file inside is run: a
+   * Windows program from a folder beside its archive in the user's Downloads, with its own type and exports.
+   */
   private async commandToRun(context: PackageContext): Promise<string[]> {
     const pkg = this.package!;
     this.runner = pkg;
-    if (!pkg.unpack) return this.commandOf(pkg, context);
-    const step = pkg.unpack(context);
+    if (!pkg.unpack) return this.commandOf(this.checkPlatform(pkg, this.samplePath, context.fileType), context);
+    const step = pkg.unpack(context, this.wine ? `${WINDOWS_SAMPLE_DIR}/${archiveStem(this.sampleName())}` : undefined);
     const code = await this.runSupport(step.argv, UNPACK_TIMEOUT_MS);
     if (code !== 0) throw new Error(`cannot unpack the archive (exit ${code})`);
     const picked = await pickUnpackedFile(this.disk.root, step.into, context.options.file);
-    await chmod(await hostPathInMachine(this.disk.root, picked.path), 0o755);
+    const hostPath = await hostPathInMachine(this.disk.root, picked.path);
+    await chmod(hostPath, 0o755);
     this.analysisLog.info(`unpacked; running ${picked.path} (${picked.fileType}) with package ${picked.package.name}`);
-    this.runner = picked.package;
-    return this.commandOf(picked.package, { ...context, path: picked.path });
+    this.runner = this.checkPlatform(picked.package, picked.path, picked.fileType);
+    if (Boolean(picked.package.runsUnderWine) !== Boolean(this.wine)) throw new Error(wineMismatch(picked.path, this.wine !== undefined));
+    const firstExport = this.wine ? await firstExportOf(hostPath) : undefined;
+    return this.commandOf(picked.package, { ...context, path: picked.path, fileType: picked.fileType, ...(firstExport ? { firstExport } : {}) });
+  }
+
+  /** A task asking for platform windows runs on a linux machine under Wine, or not at all. */
+  private checkPlatform(pkg: AnalysisPackage, path: string, type: string | undefined): AnalysisPackage {
+    // A reboot resumes a run that was checked when it started.
+    if (this.request.platform !== WINDOWS_PLATFORM || pkg.runsUnderWine || this.request.rebootFrom) return pkg;
+    throw new Error(`the task asks for platform "windows", which a linux machine runs under Wine, for Windows programs only; ${path || 'its target'} is none (${type || this.request.category})`);
   }
 
   /** The package's command, or its fallback when the command's program is not in this machine (no browser). */
@@ -523,6 +555,18 @@ function phaseTimer(log: Logger): (phase: string) => void {
     log.debug({ ms: Math.round((now - last) * 10) / 10 }, `machine phase: ${phase}`);
     last = now;
   };
+}
+
+/** The folder a Windows user would unpack an archive into: its name without the extension (`.tar.gz` too). */
+function archiveStem(name: string): string {
+  return name.replace(/(\.tar)?\.[^.]+$/i, '') || 'unpacked';
+}
+
+/** The machine picked another file than the look into the archive on the host foresaw. */
+function wineMismatch(path: string, wineMounted: boolean): string {
+  return wineMounted
+    ? `the archive's file ${path}, picked in the machine, is not the Windows program found when it was looked into on the host`
+    : `the archive's file ${path}, picked in the machine, is a Windows program, but none was found when it was looked into on the host, so the machine has no Wine`;
 }
 
 /** A DLL's first exported name (rundll32's function when the task names none). */
