@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Migrator, sql } from 'kysely';
+import { migrationProvider } from '../../src/db/migrations/index.js';
 import type { NewTask } from '../../src/db/schema.js';
 import { triageQueue } from '../../src/scheduler/queue-triage.js';
 import { machineOf } from '../helpers/cluster-rows.js';
@@ -139,6 +141,16 @@ for (const kind of ['sqlite', 'postgres'] as const) {
             'waiting: the only machines that fit (platform "windows") are on node winbox, which is down since an unknown time',
           ]);
           await clearQueue();
+        });
+
+        it("migration 0008 goes down to 0007's claim function and up again", async () => {
+          const definition = async () =>
+            (await sql<{ text: string }>`select pg_get_functiondef('nestbox_claim_task'::regproc) as text`.execute(server.db)).rows[0]!.text;
+          const migrator = new Migrator({ db: server.db, provider: migrationProvider });
+          assert.equal((await migrator.migrateDown()).error, undefined);
+          assert.doesNotMatch(await definition(), /windows/);
+          assert.equal((await migrator.migrateToLatest()).error, undefined);
+          assert.match(await definition(), /t\.platform = 'windows' and f\.kind = 'linux'/);
         });
       }
     });
