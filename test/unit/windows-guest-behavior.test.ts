@@ -2,15 +2,10 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { behaviorModule } from '../../src/processing/modules/behavior.js';
-import type { ProcessingInput } from '../../src/processing/types.js';
-import { behaviorStreams } from '../../src/report/behavior-streams.js';
-import { foldEventLog } from '../../src/report/event-log.js';
 import { EVENTS_FILE } from '../../src/report/events.js';
 import type { BehaviorSection, Call, SignatureMatch } from '../../src/report/report-types.js';
-import { readSupervisorRecord } from '../../src/report/supervisor-log.js';
 import { runSignatures } from '../../src/signatures/index.js';
-import type { AnalysisPaths } from '../../src/storage/layout.js';
+import { behaviorSectionOf } from '../helpers/behavior-section.js';
 import { MonitorLogWriter } from '../helpers/cuckoo-monitor-log.js';
 import { baseReport, emptyNetwork, makeAnalysis } from '../helpers/signatures.js';
 
@@ -55,14 +50,6 @@ function explorerLog(): MonitorLogWriter {
     .anomaly('unhook', 'NtCreateFile', 'Function hook was modified!', 2);
 }
 
-async function behaviorOf(paths: AnalysisPaths): Promise<BehaviorSection> {
-  const supervisorRecord = () => readSupervisorRecord(paths.supervisorLog);
-  const input = { paths, task: { options: '' }, capture: async () => undefined, supervisorRecord } as unknown as ProcessingInput;
-  const fold = behaviorModule.foldLog!(input)!;
-  const [outcome] = (await foldEventLog(join(paths.dir, EVENTS_FILE), [fold], await behaviorStreams(paths)))!;
-  assert.ok(outcome?.ok);
-  return (await behaviorModule.run(input, outcome.value as never))!;
-}
 
 describe('a Windows guest\'s behaviour logs in the report', () => {
   const analysis = makeAnalysis();
@@ -71,7 +58,7 @@ describe('a Windows guest\'s behaviour logs in the report', () => {
   before(async () => {
     for (const log of [sampleLog(), childLog(), explorerLog()]) writeFileSync(join(analysis.paths.logs, `${log.process.pid}.bson`), log.bytes());
     assert.equal(existsSync(join(analysis.paths.dir, EVENTS_FILE)), false, 'a guest\'s task has no Linux event log');
-    section = await behaviorOf(analysis.paths);
+    section = await behaviorSectionOf(analysis.paths);
     signatures = await runSignatures(baseReport(analysis.paths.binary, { behavior: section, network: emptyNetwork() }), analysis.paths);
   });
   after(() => analysis.remove());
