@@ -47,6 +47,8 @@ const FILETIME_UNIX_EPOCH = 116444736000000000n;
 const MAX_STRUCTURE_TEXT = 4096;
 /** Modules of one process kept in its entry. */
 const MAX_MODULES = 1000;
+/** Open files followed per process: a process that never closes its handles must not grow this without end. */
+const MAX_OPEN_FILES = 65536;
 
 export class MonitorLogDecoder {
   readonly #apis = new Map<number, ApiInfo>();
@@ -202,11 +204,13 @@ export class MonitorLogDecoder {
     args[name] = !count && isInteger(value) ? hexText(value, wide) : cuckooValue(value, count ? undefined : arg.format, is64bit);
   }
 
-  /** `filepath` for calls on a file handle, from the open that gave the handle. */
+  /** `filepath` for calls on a file handle, from the open that gave the handle (until NtClose closes it). */
   #followFiles(call: WindowsCall): void {
+    if (call.api === 'NtClose' && typeof call.args.handle === 'string') this.#files.delete(call.args.handle);
     const handle = typeof call.args.FileHandle === 'string' ? call.args.FileHandle : undefined;
     if (handle === undefined) return;
     if ((call.api === 'NtCreateFile' || call.api === 'NtOpenFile') && call.status && typeof call.args.filepath === 'string') {
+      if (this.#files.size >= MAX_OPEN_FILES) this.#files.delete(this.#files.keys().next().value!);
       this.#files.set(handle, call.args.filepath);
     } else if (call.args.filepath === undefined && this.#files.has(handle)) {
       call.args.filepath = this.#files.get(handle)!;

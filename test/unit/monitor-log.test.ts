@@ -108,10 +108,13 @@ describe('a Windows guest\'s behaviour log (Cuckoo\'s monitor\'s BSON)', () => {
     const log = sample(3100, true)
       .call('NtOpenFile', [['file_handle', 0x2c0n, 'p'], ['desired_access', 0x80100000, 'x'], ['open_options', 0, 'i'], ['share_access', 1, 'i'], ['filepath', 'C:\\Users\\abecker\\Documents\\budget.xlsx'], ['filepath_r', 'budget.xlsx'], ['status_info', 1, 'i']], { t: 5, category: 'file' })
       .call('NtReadFile', [['file_handle', 0x2c0n, 'p'], ['buffer', Buffer.from('PK\x03\x04\x00\n')], ['length', 4096, 'i'], ['offset', 0n, 'p']], { t: 6, category: 'file' })
-      .call('VirtualProtectEx', [['process_handle', -1n, 'p'], ['base_address', 0x7ff6a0001000n, 'p'], ['length', 4096, 'i'], ['protection', 64, 'i']], { t: 7, category: 'process' });
-    const [open, read, protect] = calls(await eventsOf(taskWith({ '3100.bson': log.bytes() })));
+      .call('VirtualProtectEx', [['process_handle', -1n, 'p'], ['base_address', 0x7ff6a0001000n, 'p'], ['length', 4096, 'i'], ['protection', 64, 'i']], { t: 7, category: 'process' })
+      .call('NtClose', [['handle', 0x2c0n, 'p']], { t: 8, category: 'system' })
+      .call('NtReadFile', [['file_handle', 0x2c0n, 'p'], ['buffer', Buffer.alloc(0)], ['length', 16, 'i'], ['offset', 0n, 'p']], { t: 9, category: 'file', ok: false, ret: -1073741816 });
+    const [open, read, protect, , readClosed] = calls(await eventsOf(taskWith({ '3100.bson': log.bytes() })));
     assert.equal(open!.args.FileHandle, '0x00000000000002c0');
     assert.deepEqual(read!.args, { FileHandle: '0x00000000000002c0', buffer: 'PK\\x03\\x04\\x00\\n', Length: 4096, ByteOffset: '0x0000000000000000', filepath: 'C:\\Users\\abecker\\Documents\\budget.xlsx' });
+    assert.equal(readClosed!.args.filepath, undefined, 'a handle NtClose closed names no file any more');
     assert.deepEqual(protect!.args, { process_handle: '0xffffffffffffffff', base_address: '0x00007ff6a0001000', length: 4096, protection: 64 }, 'an API without documented names keeps Cuckoo\'s');
   });
 
