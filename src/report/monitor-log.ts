@@ -167,7 +167,8 @@ export class MonitorLogDecoder {
     info.args.forEach((arg, i) => {
       const value = values[i];
       if (i === 0 && arg.name === 'is_success') status = integer(value) !== 0;
-      else if (i === 1 && arg.name === 'retval') ret = integer(value);
+      // A 32-bit process's return value comes as an unsigned 32-bit long: signed, as a Wine task's is.
+      else if (i === 1 && arg.name === 'retval') ret = process.is64bit ? integer(value) : integer(value) | 0;
       else this.#argument(args, info.name, arg, value, process.is64bit);
     });
     const tid = integer(document.T);

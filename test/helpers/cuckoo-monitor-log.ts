@@ -97,7 +97,7 @@ export class MonitorLogWriter {
       this.#documents.push(serialize({ I: new Int32(index), name: api, type: 'info', category, args: ['is_success', 'retval', ...described], flags_value: {}, flags_bitmask: {} }));
     }
     const ok = options.ok ?? true;
-    const values: unknown[] = [new Int32(ok ? 1 : 0), this.#pointer(options.ret ?? (ok ? 1 : 0), true), ...args.map((arg) => this.#value(arg))];
+    const values: unknown[] = [new Int32(ok ? 1 : 0), this.#returnValue(options.ret ?? (ok ? 1 : 0)), ...args.map((arg) => this.#value(arg))];
     if (modules) values.push(modules);
     const failure = ok ? {} : { e: new Int32(2), E: new Int32(-1073741772) };
     this.#documents.push(serialize({ I: new Int32(index), T: new Int32(options.tid ?? 1), t: new Int32(options.t), h: 0n, ...failure, args: values }));
@@ -106,12 +106,17 @@ export class MonitorLogWriter {
   #value([, value, kind]: MonitorArg): unknown {
     if (Buffer.isBuffer(value)) return new Binary(value);
     if (typeof value === 'string') return value;
-    if (kind === 'p') return this.#pointer(value, false);
+    if (kind === 'p') return this.#pointer(value);
     return new Int32(Number(value));
   }
 
-  /** An intptr_t as the monitor appends it: an int64 in a 64-bit process (and for retval, always a long), else an int32. */
-  #pointer(value: number | bigint, long: boolean): unknown {
-    return this.#is64bit || long ? BigInt(value) : new Int32(Number(BigInt.asIntN(32, BigInt(value))));
+  /** An intptr_t as the monitor appends it: an int64 in a 64-bit process, else an int32. */
+  #pointer(value: number | bigint): unknown {
+    return this.#is64bit ? BigInt(value) : new Int32(Number(BigInt.asIntN(32, BigInt(value))));
+  }
+
+  /** The return value, a uintptr_t the monitor appends as a long: a 32-bit process's never negative. */
+  #returnValue(value: number | bigint): bigint {
+    return this.#is64bit ? BigInt(value) : BigInt.asUintN(32, BigInt(value));
   }
 }
