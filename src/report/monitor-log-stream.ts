@@ -17,7 +17,7 @@ import { type MonitorEvent, MonitorLogDecoder } from './monitor-log.js';
 
 /** Cuckoo's own limit on one document (its MAX_MESSAGE_LENGTH). */
 export const MAX_MONITOR_DOCUMENT = 20 << 20;
-const WINDOW = 256 << 10;
+const WINDOW = 64 << 10;
 /** Events handed on per read, so that many logs merged at once stay in bounded memory. */
 const BATCH = 512;
 const LOG_NAME = /^(\d{1,10})\.bson$/;
