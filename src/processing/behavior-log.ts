@@ -1,5 +1,6 @@
 import { basename, dirname } from 'node:path';
 import { eventsOfKnownProcesses } from '../report/event-streams.js';
+import { monitorLogStreams } from '../report/monitor-log-stream.js';
 import { wineCallStream } from '../report/wine-call-stream.js';
 import { windowsSummary } from './windows-summary.js';
 import { windowsPathOf } from '../report/windows-paths.js';
@@ -142,6 +143,9 @@ interface ProcessState {
   counted: Map<string, number> | undefined;
   /** `address|port` this process connected or sent to. */
   destinations: Set<string>;
+  /** What a Windows guest's monitor said of it: the modules loaded at its start, and whether it followed it. */
+  modules: ProcessEntry['modules'];
+  track: boolean;
 }
 
 /**
@@ -160,6 +164,20 @@ function becomeWindowsProgram(process: ProcessState, comm: string): void {
   process.commandLine = windowsCommandLine([program, ...args]);
 }
 
+/**
+ * A process as a Windows guest's monitor describes it when it begins to watch it: the guest's own ids, its
+ * program, command line, start and modules, as Cuckoo's report shows them.
+ */
+function becomeGuestProcess(process: ProcessState, event: Extract<BehaviorEvent, { kind: 'win.process' }>): void {
+  process.ppid = event.ppid;
+  process.name = event.comm;
+  process.path = event.path;
+  process.commandLine = event.command_line;
+  process.firstSeen = Math.min(process.firstSeen, event.ts);
+  process.modules = event.modules;
+  process.track = event.track;
+}
+
 /** The behaviour fold: what the log says about each process, kept within the limits. */
 class Reconstructor {
   readonly processes = new Map<number, ProcessState>();
@@ -170,6 +188,7 @@ class Reconstructor {
   droppedCalls = 0;
   untrackedEvents = 0;
   malformedLines = 0;
+  omittedAnomalies = 0;
 
   constructor(
     private readonly limits: BehaviorLimits,
@@ -186,6 +205,10 @@ class Reconstructor {
     // The tracer's own notes belong to no process of the sample.
     if (event.kind.startsWith('tracer.')) {
       this.tracer.event(event);
+      return;
+    }
+    if (event.kind === 'win.anomaly') {
+      this.#guestAnomaly(event);
       return;
     }
     const process = this.processOf(event);
@@ -210,7 +233,16 @@ class Reconstructor {
 
   /** Whether the log held anything to report. */
   get empty(): boolean {
-    return this.processes.size === 0 && this.malformedLines === 0 && this.tracer.lost === 0;
+    return this.processes.size === 0 && this.malformedLines === 0 && this.tracer.lost === 0 && this.anomalies.length === 0;
+  }
+
+  /** What a Windows guest's monitor reported, or processing found wrong in its log: anomalies, as Cuckoo lists them. */
+  #guestAnomaly(event: Extract<BehaviorEvent, { kind: 'win.anomaly' }>): void {
+    if (this.anomalies.length >= this.limits.values) {
+      this.omittedAnomalies++;
+      return;
+    }
+    this.anomalies.push({ category: event.category, funcname: event.funcname, message: event.message });
   }
 
   private processOf(event: BehaviorEvent): ProcessState | undefined {
@@ -235,6 +267,8 @@ class Reconstructor {
       windows: new Map(),
       counted: undefined,
       destinations: new Set(),
+      modules: [],
+      track: true,
     };
     this.processes.set(pid, state);
     return state;
@@ -242,7 +276,10 @@ class Reconstructor {
 
   /** Effects of an event on the process table. */
   private apply(process: ProcessState, event: BehaviorEvent): void {
-    if (event.kind === 'process.fork' && !this.processes.has(event.child)) {
+    if (event.kind === 'win.process') {
+      becomeGuestProcess(process, event);
+      if (process.commandLine !== '') this.mark(process, 'command_line', process.commandLine);
+    } else if (event.kind === 'process.fork' && !this.processes.has(event.child)) {
       this.track(event.child, process.pid, process.name, event.ts, process.path, process.commandLine);
     } else if (event.kind === 'process.exec' && event.ret >= 0) {
       process.path = String(event.path);
@@ -321,6 +358,7 @@ class Reconstructor {
     if (this.droppedCalls > 0) note('truncated', 'calls', `${this.droppedCalls} calls are not listed (counted in apistats)`);
     const omitted = this.summary.omitted + processes.reduce((sum, process) => sum + process.summary.omitted, 0);
     if (omitted > 0) note('truncated', 'summary', `${omitted} summary values are not listed`);
+    if (this.omittedAnomalies > 0) note('truncated', 'anomaly', `${this.omittedAnomalies} anomalies of the behaviour logs are not listed`);
     return anomalies;
   }
 }
@@ -422,8 +460,8 @@ function processEntry(process: ProcessState): ProcessEntry {
     process_path: process.path,
     command_line: process.commandLine,
     first_seen: process.firstSeen,
-    track: true,
-    modules: [],
+    track: process.track,
+    modules: process.modules,
     calls: process.calls,
   };
 }
@@ -448,7 +486,7 @@ function processTree(processes: ProcessState[]): ProcessTreeNode[] {
       process_name: process.name,
       command_line: process.commandLine,
       first_seen: process.firstSeen,
-      track: true,
+      track: process.track,
       children: [],
     });
   }
@@ -487,9 +525,11 @@ export function behaviorFold(options: Omit<BehaviorOptions, 'network' | 'supervi
 /** The behaviour section of an event log read on its own; undefined when there is no log or it holds no event. */
 export async function reconstructBehavior(eventsPath: string, options: BehaviorOptions = {}): Promise<BehaviorResult | undefined> {
   const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
-  // A task folder's log (<task>/logs/events.jsonl) may have Wine's calls beside it.
-  const wine = basename(dirname(eventsPath)) === 'logs' ? await wineCallStream(dirname(dirname(eventsPath))) : undefined;
-  const among = [eventsOfKnownProcesses(answeredCallEvents(supervised.sleeps)), ...(wine ? [wine] : [])];
+  // A task folder's log (<task>/logs/events.jsonl) may have Wine's calls, or a Windows guest's logs, beside it.
+  const taskDir = basename(dirname(eventsPath)) === 'logs' ? dirname(dirname(eventsPath)) : undefined;
+  const wine = taskDir === undefined ? undefined : await wineCallStream(taskDir);
+  const guest = taskDir === undefined ? [] : await monitorLogStreams(taskDir);
+  const among = [eventsOfKnownProcesses(answeredCallEvents(supervised.sleeps)), ...(wine ? [wine] : []), ...guest];
   const finish = await foldOne(eventsPath, behaviorFold(options), among);
   return finish?.(options.network, answeredCalls(supervised));
 }

@@ -32,7 +32,8 @@ export function callIndexOf(event: BehaviorEvent): number | undefined {
 export type FoldOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /**
- * Feeds every fold from one streaming read of the log. Undefined when there is no log. A fold that throws
+ * Feeds every fold from one streaming read of the log. Undefined when there is no log (and no stream is a
+ * log of its own, as a Windows guest's monitor logs are). A fold that throws
  * is dropped and its error returned in its place; the others go on. `among` are streams of events from
  * elsewhere (the calls the sample supervisor answered, which no tracer saw; Windows calls Wine traced),
  * each in time order: their events are fed before the first log event that is later, as each stream
@@ -58,7 +59,8 @@ export async function foldEventLog(
     feedLogEvent(event);
     return undefined;
   };
-  if (!(await readLines(path, feed))) return undefined;
+  const logRead = await readLines(path, feed);
+  if (!logRead && !among.some((stream) => stream.ownLog)) return undefined;
   await feeder.feedAllAmong(streams, Infinity);
   return folds.map((fold) => {
     if (feeder.failures.has(fold)) return { ok: false, error: feeder.failures.get(fold) };

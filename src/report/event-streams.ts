@@ -15,6 +15,11 @@ export interface EventStream {
    * log has shown a process (an event of it, or its creation).
    */
   admit(event: BehaviorEvent, known: (pid: number) => boolean): BehaviorEvent | undefined;
+  /**
+   * The stream is a behaviour log of its own (a Windows guest's monitor logs): its events are read even
+   * when the task has no `logs/events.jsonl`.
+   */
+  readonly ownLog?: boolean;
 }
 
 /** Events already in memory and in time order, fed only for processes the log has shown. */

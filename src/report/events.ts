@@ -118,6 +118,27 @@ export type EventBody =
       winpid: number;
       wintid: number;
     }
+  // Windows guests: what Cuckoo's monitor reported besides calls (its logs/<pid>.bson)
+  /**
+   * A process the monitor began to watch (its `__process__` message): `comm` its program's name, `path` the
+   * program's Windows path, `command_line` as Windows gave it, `modules` the modules loaded then (Cuckoo's
+   * `basename`, `filepath`, `baseaddr`, `imgsize`), `track` whether the monitor follows its calls. `pid` and
+   * `ppid` are the guest's own ids.
+   */
+  | {
+      kind: 'win.process';
+      path: string;
+      command_line: string;
+      is64bit: boolean;
+      track: boolean;
+      modules: Array<Record<string, string | number>>;
+    }
+  /**
+   * An anomaly of a Windows guest's behaviour log, as Cuckoo's `behavior.anomaly` lists one: what the monitor
+   * reported (`__anomaly__`: its hooks removed, an exception storm) or what processing found wrong in the log
+   * (a document cut short or unreadable, calls it could not name).
+   */
+  | { kind: 'win.anomaly'; category: string; funcname: string; message: string }
   // The tracer itself: events it had to drop, so the report can say so.
   | { kind: 'tracer.lost'; count: number }
   | { kind: 'tracer.info'; tracer: string; message: string };

@@ -34,6 +34,12 @@ export class ProcessTable {
       case 'process.rename':
         process.comm = event.name;
         break;
+      case 'win.process':
+        // A Windows guest's process, as its monitor named it: its program is a Windows path.
+        process.ppid = event.ppid;
+        process.path = event.path;
+        process.comm = event.comm;
+        break;
       default:
         break;
     }

@@ -19,6 +19,7 @@ import { CallsIndex } from '../../src/report/calls-index-query.js';
 import type { Report } from '../../src/report/report-types.js';
 import { scoreOf } from '../../src/signatures/index.js';
 import type { AnalysisPaths } from '../../src/storage/layout.js';
+import { MonitorLogWriter } from '../helpers/cuckoo-monitor-log.js';
 
 /**
  * The whole processing pipeline on a real data layer (SQLite in a temporary home) and real raw results:
@@ -403,6 +404,31 @@ describe('processing pipeline', () => {
     try {
       const registry = index.calls({ pid: 70, category: 'registry', offset: 0, limit: 100 });
       assert.ok(registry.calls.some((call) => call.api === 'RegSetValueExW'), 'the calls index has the Windows calls');
+    } finally {
+      index.close();
+    }
+    assert.deepEqual(report.debug!.errors, []);
+  });
+
+  it("puts a Windows guest's behaviour logs (Cuckoo's monitor's, from a double of it) into the report, the calls index and the signatures", async () => {
+    const { id, paths } = await newTask({ target: '/tmp/upload/invoice.exe', package: 'exe', platform: 'windows', machine: 'win7' });
+    const program = 'C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice.exe';
+    const runValue = 'HKEY_CURRENT_USER\\Software\\Microsoft\\Windows\\CurrentVersion\\Run\\invoice';
+    const log = new MonitorLogWriter({ pid: 1337, ppid: 1204, modulePath: program, commandLine: `"${program}"`, startMs: Date.now() - 30_000 })
+      .call('NtCreateMutant', [['mutant_handle', 0x3c, 'p'], ['desired_access', 0x1f0001, 'i'], ['initial_owner', 0, 'i'], ['mutant_name', 'Global\\invoice-1337']], { t: 3, category: 'synchronisation' })
+      .call('RegSetValueExW', [['key_handle', 0x80000001, 'p'], ['regkey_r', 'invoice'], ['reg_type', 1, 'i'], ['value', program], ['regkey', runValue]], { t: 9, category: 'registry', ret: 0 });
+    writeFileSync(join(paths.logs, '1337.bson'), log.bytes());
+    await processTask(ctx, id);
+    assert.equal((await ctx.stores.tasks.get(id))!.status, 'reported');
+    const report = readReport(paths);
+    assert.deepEqual(report.behavior!.processes.map((process) => [process.pid, process.ppid, process.process_name, process.calls.map((call) => call.api)]), [
+      [1337, 1204, 'invoice.exe', ['NtCreateMutant', 'RegSetValueExW']],
+    ]);
+    assert.deepEqual(report.behavior!.summary.regkey_written, [runValue]);
+    assert.ok(report.signatures.some((match) => match.name === 'win_persistence_run_key'), report.signatures.map((match) => match.name).join(', '));
+    const index = CallsIndex.open(paths.callsIndex)!;
+    try {
+      assert.deepEqual(index.calls({ pid: 1337, category: 'registry', offset: 0, limit: 10 }).calls.map((call) => call.api), ['RegSetValueExW']);
     } finally {
       index.close();
     }

@@ -21,6 +21,10 @@ import type { AnalysisRequest } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 import { analysisRequest } from '../helpers/analysis-request.js';
 import { WindowsAgentDouble } from '../helpers/cuckoo-windows-agent.js';
+import { behaviorSectionOf } from '../helpers/behavior-section.js';
+import { MonitorLogWriter } from '../helpers/cuckoo-monitor-log.js';
+import { runSignatures } from '../../src/signatures/index.js';
+import { baseReport, emptyNetwork } from '../helpers/signatures.js';
 
 /**
  * How nestbox drives a Windows guest on a qemu machine: Cuckoo 2.0.7's way, through Cuckoo's agent, with
@@ -30,7 +34,8 @@ import { WindowsAgentDouble } from '../helpers/cuckoo-windows-agent.js';
  * extraction). What Cuckoo's analyzer then does in the guest is played by a stand-in below: it reads the
  * analysis.conf it was given and sends results to the result server it names, in Cuckoo's result
  * protocol, then reports its status to the agent. The operator's Cuckoo working directory is likewise
- * a stand-in with placeholder files where Cuckoo's analyzer and monitor would be.
+ * a stand-in with placeholder files where Cuckoo's analyzer and monitor would be, and the behaviour log the
+ * stand-in sends is written by a double of Cuckoo's monitor (test/helpers/cuckoo-monitor-log.ts).
  * The host side is nestbox's own and real: agent client, analyzer upload, result server.
  */
 const log = pino({ level: 'silent' });
@@ -38,6 +43,15 @@ const CARDS = [
   { name: 'Local Area Connection', mac: AGENT_MAC },
   { name: 'Local Area Connection 2', mac: ANALYSIS_MAC },
 ];
+const RUN_VALUE = 'HKEY_CURRENT_USER\\Software\\Microsoft\\Windows\\CurrentVersion\\Run\\invoice';
+
+/** What Cuckoo's monitor would log of the sample (pid 1337): it persists itself under the Run key. */
+function monitorLog(samplePath: string): MonitorLogWriter {
+  return new MonitorLogWriter({ pid: 1337, ppid: 1204, modulePath: samplePath, commandLine: `"${samplePath}" /q`, startMs: Date.UTC(2026, 10, 27, 5, 0, 1) })
+    .call('NtCreateMutant', [['mutant_handle', 0x3c, 'p'], ['desired_access', 0x1f0001, 'i'], ['initial_owner', 0, 'i'], ['mutant_name', 'Global\\invoice-1337']], { t: 3, category: 'synchronisation' })
+    .call('RegSetValueExW', [['key_handle', 0x80000001, 'p'], ['regkey_r', 'invoice'], ['reg_type', 1, 'i'], ['value', samplePath], ['regkey', RUN_VALUE]], { t: 9, category: 'registry', ret: 0 });
+}
+
 const SAMPLE = Buffer.concat([Buffer.from('MZ\x90\x00'), Buffer.alloc(60), Buffer.from('a stand-in for a Windows program')]);
 
 let work: string;
@@ -73,7 +87,8 @@ async function analyzerStandIn({ cwd, guest }: { cwd: string; guest: WindowsAgen
   const sample = guest.file(`${guest.environ.TEMP}\\${conf.file_name}`);
   const results = { ip: conf.ip!, port: Number(conf.port) };
   await send(results, Buffer.from(`LOG\n2026-11-27 05:00:00,000 [analyzer] INFO: Starting analyzer from: ${cwd}\nsample found: ${sample?.length ?? 'no'} bytes\n`));
-  await send(results, Buffer.concat([Buffer.from('BSON 1337\n'), Buffer.from([0x16, 0, 0, 0, 2, 0x61, 0, 4, 0, 0, 0, 0x61, 0x70, 0x69, 0, 0])]));
+  const behaviour = monitorLog(conf.target!);
+  await send(results, Buffer.concat([behaviour.header(), behaviour.bytes()]));
   await send(results, Buffer.from('FILE 2\nfiles/3958214766/note.txt\nC:\\Users\\abecker\\AppData\\Roaming\\note.txt\n1337\nyour files are encrypted'));
   await send(results, Buffer.from(`FILE 2\nmemory/1337-1.dmp\n\n1337\n${'M'.repeat(4096)}`));
   await send(results, Buffer.from('FILE 2\nshots/0001.jpg\n\n\n\xff\xd8\xff\xe0'));
@@ -197,7 +212,7 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
   it('takes the analyzer\'s log, behaviour logs, dropped files and memory dumps into the task folder, as from a Linux guest', async () => {
     const { summary } = await run();
     assert.match(readFileSync(paths.analysisLog, 'utf8'), new RegExp(`Starting analyzer from: C:\\\\tmp[a-z0-9_]{6}\nsample found: ${SAMPLE.length} bytes\n`));
-    assert.deepEqual(readFileSync(join(paths.logs, '1337.bson')).subarray(0, 4), Buffer.from([0x16, 0, 0, 0]));
+    assert.deepEqual(readFileSync(join(paths.logs, '1337.bson')), monitorLog('C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice 100%.exe').bytes(), 'the behaviour log as the monitor wrote it, after its header line');
     const sha256 = createHash('sha256').update('your files are encrypted').digest('hex');
     const dropped = summary.uploads.entries.find((entry) => entry.path?.startsWith('files/'))!;
     assert.equal(dropped.path, `files/${sha256.slice(0, 16)}_note.txt`);
@@ -208,6 +223,20 @@ describe('a Windows guest on a qemu machine, driven as Cuckoo 2.0.7 drives one (
     assert.deepEqual(readdirSync(paths.shots), [], 'screenshots come from the machine\'s display, not from the guest');
     assert.ok(summary.warnings.some((warning) => /outside Cuckoo's result folders/.test(warning)), 'an upload aimed elsewhere is refused');
     assert.ok(!readdirSync(paths.dir).some((name) => name.startsWith('.cuckoo-upload')), 'no upload is left half-way');
+  });
+
+  it('gives the report the behaviour the guest\'s monitor logged, and the Windows signatures fire on it', async () => {
+    await run();
+    const section = await behaviorSectionOf(paths);
+    const target = 'C:\\Users\\abecker\\AppData\\Local\\Temp\\invoice 100%.exe';
+    assert.deepEqual(section.processes.map((process) => [process.pid, process.ppid, process.process_name, process.process_path, process.command_line]), [
+      [1337, 1204, 'invoice 100%.exe', target, `"${target}" /q`],
+    ]);
+    assert.deepEqual(section.processes[0]!.calls.map((call) => [call.api, call.category, call.status]), [['NtCreateMutant', 'synchronisation', true], ['RegSetValueExW', 'registry', true]]);
+    assert.deepEqual(section.summary.regkey_written, [RUN_VALUE]);
+    assert.deepEqual(section.summary.mutex, ['Global\\invoice-1337']);
+    const signatures = await runSignatures(baseReport(paths.binary, { behavior: section, network: emptyNetwork() }), paths);
+    assert.ok(signatures.some((match) => match.name === 'win_persistence_run_key'), signatures.map((match) => match.name).join(', '));
   });
 
   it('ends the run as an error, with the last lines of its traceback, when Cuckoo\'s analyzer reports an exception', async () => {
@@ -281,6 +310,7 @@ describe('a qemu machine of platform windows', () => {
     }
   });
 });
+
 
 /** analysis.conf read as Python 2's ConfigParser reads it (`%%` is one `%`). */
 function parseConf(text: string): Record<string, string> {

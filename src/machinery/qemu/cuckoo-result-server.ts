@@ -118,7 +118,7 @@ export class CuckooResultServer {
     }
   }
 
-  /** Cuckoo's monitor logs in BSON, kept as it came (nestbox does not decode it yet). */
+  /** Cuckoo's monitor logs in BSON, kept as it came: processing decodes it (report/monitor-log.ts). */
   private async receiveBehaviour(incoming: Incoming, pidText: string | undefined): Promise<void> {
     const pid = Number(pidText);
     if (!Number.isSafeInteger(pid) || pid < 0) throw new Error(`a behaviour log without a process id (${JSON.stringify(pidText ?? '')})`);

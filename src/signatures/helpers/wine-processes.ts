@@ -26,6 +26,9 @@ const SYSTEM_FOLDER = /^[a-z]:\\windows\\(system32|syswow64)\\[^\\]+$/i;
  * system folder is the sample's. (Wine's loader passes the Windows command line on in argv.)
  */
 export function isWineProgram(event: BehaviorEvent, processes: ProcessTable): boolean {
+  // A process whose program is a Windows path ran in Windows itself (a guest's monitor named it): Wine's
+  // processes run Wine's Linux loader.
+  if (/^[A-Za-z]:\\/.test(processes.get(event.pid)?.path ?? '')) return false;
   const comm = event.comm.toLowerCase();
   if (!WINE_COMMS.has(comm)) return false;
   const argv = processes.get(event.pid)?.argv ?? [];
