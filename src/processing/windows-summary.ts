@@ -125,6 +125,8 @@ const RULES: Record<string, Rule> = {
   WinExec: keyed('command_line', 'lpCmdLine'),
   ShellExecuteW: shellExecute,
   ShellExecuteA: shellExecute,
+  ShellExecuteExW: shellExecute,
+  ShellExecuteExA: shellExecute,
   gethostbyname: keyed('resolves_host', 'name'),
   getaddrinfo: keyed('resolves_host', 'pNodeName'),
   GetAddrInfoW: keyed('resolves_host', 'pNodeName'),

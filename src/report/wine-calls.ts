@@ -10,7 +10,9 @@ import { normalHandle, parseRelayLine, type RelayArg, type RelayLine } from './w
  * returned has the time of its `Call` line.
  * The events carry Wine's ids and ticks: the stream that reads the file gives them host ids and times.
  * Besides the arguments relay shows, calls get what Cuckoo's monitor adds: `regkey` (the full registry
- * path, from the key handles `+reg` shows), `filepath` for reads and writes of a file opened before.
+ * path, from the key handles `+reg` shows), `filepath` for reads and writes of a file opened before; and
+ * ShellExecuteEx gets its SHELLEXECUTEINFO's file, parameters and verb from `+exec`, and each ShellExecute*
+ * call the Wine pid of the process it started as `process_identifier`.
  */
 
 export type WindowsCall = Extract<BehaviorEvent, { kind: 'win.call' }>;
@@ -22,6 +24,10 @@ interface Frame {
   args: RelayArg[];
   /** The last key handle `+reg` showed this thread given during the call, with its path. */
   keyHandle?: { handle: string; path: string | undefined };
+  /** For ShellExecuteEx: the SHELLEXECUTEINFO members `+exec` showed, which relay gives only a pointer to. */
+  shellInfo?: Record<string, string>;
+  /** For ShellExecute*: the Wine pid of the process it started (`+process`). */
+  started?: number;
 }
 
 interface WineProcess {
@@ -39,6 +45,7 @@ const KEY_OPENERS = /^Reg(Create|Open)Key(Ex)?[AW]$/;
 const VALUE_CALLS = /^Reg(SetValueEx|QueryValueEx|DeleteValue)[AW]$/;
 const KEY_CALLS = /^Reg(DeleteKey(Ex)?[AW]|DeleteTreeW|EnumKeyExW|EnumValueW|CloseKey)$/;
 const CREATE_DISPOSITIONS = new Set([1, 2, 4]);
+const SHELL_EXECUTE = /^ShellExecute(Ex)?[AW]$/;
 
 export class RelayDecoder {
   readonly #processes = new Map<number, WineProcess>();
@@ -68,11 +75,19 @@ export class RelayDecoder {
         if (frame && line.handle !== undefined) frame.keyHandle = { handle: line.handle, path };
         return [];
       }
-      case 'process-created':
+      case 'process-created': {
         this.#created.set(line.childWinpid, { image: line.image, parent: line.winpid });
         process.targets.set(line.processHandle, line.childWinpid);
         process.targets.set(line.threadHandle, line.childWinpid);
+        const frame = this.#frames(process, line.wintid).at(-1);
+        if (frame && SHELL_EXECUTE.test(frame.api)) frame.started ??= line.childWinpid;
         return [];
+      }
+      case 'shell-execute': {
+        const frame = this.#frames(process, line.wintid).at(-1);
+        if (frame && /^ShellExecuteEx[AW]$/.test(frame.api)) frame.shellInfo ??= shellInfoOf(line);
+        return [];
+      }
       default:
         return [];
     }
@@ -132,7 +147,8 @@ export class RelayDecoder {
     const rule = known?.success ?? 'nonzero';
     // A call that never returned succeeded only if it cannot fail (ExitProcess).
     const status = retval === undefined ? rule === 'always' : succeeded(rule, ret);
-    const args = namedArgs(frame.args, known?.args ?? []);
+    const args = { ...namedArgs(frame.args, known?.args ?? []), ...frame.shellInfo };
+    if (frame.started !== undefined) args.process_identifier = frame.started;
     if (status || retval === undefined) addHandles(process, frame, args, retval);
     else addPaths(process, frame, args);
     addTarget(process, winpid, args);
@@ -153,6 +169,21 @@ export class RelayDecoder {
       wintid,
     };
   }
+}
+
+/**
+ * ShellExecuteEx's SHELLEXECUTEINFO as arguments named by its members (lpFile, lpParameters as
+ * ShellExecute's arguments are), a NULL string as `0x0` the way relay shows a NULL pointer.
+ */
+function shellInfoOf(line: Extract<RelayLine, { kind: 'shell-execute' }>): Record<string, string> {
+  return {
+    fMask: line.mask,
+    lpVerb: line.verb ?? '0x0',
+    lpFile: line.file ?? '0x0',
+    lpParameters: line.parameters ?? '0x0',
+    lpDirectory: line.directory ?? '0x0',
+    nShow: line.show,
+  };
 }
 
 /**
