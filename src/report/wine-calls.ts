@@ -47,10 +47,20 @@ const KEY_CALLS = /^Reg(DeleteKey(Ex)?[AW]|DeleteTreeW|EnumKeyExW|EnumValueW|Clo
 const CREATE_DISPOSITIONS = new Set([1, 2, 4]);
 const SHELL_EXECUTE = /^ShellExecute(Ex)?[AW]$/;
 
+/**
+ * Calls waiting for their return, at most, across all threads. The program itself can write well-formed
+ * relay lines (Wine's debug output and the program share the process's Unix stderr, and ntdll exports the
+ * functions that print them): a flood of `Call` lines that never return must not hold gigabytes in
+ * processing. A real program waits in far fewer traced calls at once (one per thread, a few deep).
+ */
+export const MAX_OPEN_CALLS = 10_000;
+
 export class RelayDecoder {
   readonly #processes = new Map<number, WineProcess>();
   /** Images of processes a traced process created (`+process`), by Wine pid. */
   readonly #created = new Map<number, { image: string; parent: number }>();
+  /** Calls waiting for their return, oldest first, with where they wait. */
+  readonly #open = new Map<Frame, { process: WineProcess; winpid: number; wintid: number }>();
 
   /** The calls a line completes (none for most lines). */
   line(text: string): WindowsCall[] {
@@ -59,8 +69,7 @@ export class RelayDecoder {
     const process = this.#process(line.winpid);
     switch (line.kind) {
       case 'call':
-        this.#frames(process, line.wintid).push({ api: line.api, module: line.module, tick: line.tick, args: line.args });
-        return [];
+        return this.#called(process, line, { api: line.api, module: line.module, tick: line.tick, args: line.args });
       case 'ret':
         return this.#returned(process, line, line.api, line.retval);
       case 'key-request': {
@@ -130,12 +139,27 @@ export class RelayDecoder {
     return frames;
   }
 
+  /** A call begins; beyond MAX_OPEN_CALLS waiting ones, the oldest is given up as one that never returned. */
+  #called(process: WineProcess, { winpid, wintid }: RelayLine, frame: Frame): WindowsCall[] {
+    this.#frames(process, wintid).push(frame);
+    this.#open.set(frame, { process, winpid, wintid });
+    const [oldest] = this.#open;
+    if (this.#open.size <= MAX_OPEN_CALLS || !oldest) return [];
+    const [given, where] = oldest;
+    this.#open.delete(given);
+    const frames = this.#frames(where.process, where.wintid);
+    frames.splice(frames.indexOf(given), 1);
+    if (frames.length === 0) where.process.threads.delete(where.wintid);
+    return [this.#call(where.process, where.winpid, where.wintid, given, undefined)];
+  }
+
   #returned(process: WineProcess, { winpid, wintid, tick }: RelayLine, api: string, retval: string): WindowsCall[] {
     const frames = this.#frames(process, wintid);
     const at = frames.findLastIndex((frame) => frame.api === api);
     if (at < 0) return [];
     // Calls above it in the thread never returned (a callback left by longjmp or an exception).
     const [frame, ...abandoned] = frames.splice(at);
+    for (const done of [frame!, ...abandoned]) this.#open.delete(done);
     const calls = abandoned.map((other) => this.#call(process, winpid, wintid, other, undefined));
     calls.unshift({ ...this.#call(process, winpid, wintid, frame!, retval), ts: tick });
     return calls;
