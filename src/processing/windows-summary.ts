@@ -180,6 +180,7 @@ const RULES: Record<string, Rule> = {
   ShellExecuteW: shellExecute,
   ShellExecuteA: shellExecute,
   ShellExecuteExW: shellExecute,
+  ShellExecuteExA: shellExecute,
   system: keyed('command_line', 'command'),
   gethostbyname: keyed('resolves_host', 'name'),
   getaddrinfo: keyed('resolves_host', 'pNodeName'),

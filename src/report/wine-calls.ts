@@ -10,7 +10,9 @@ import { normalHandle, parseRelayLine, type RelayArg, type RelayLine } from './w
  * returned has the time of its `Call` line.
  * The events carry Wine's ids and ticks: the stream that reads the file gives them host ids and times.
  * Besides the arguments relay shows, calls get what Cuckoo's monitor adds: `regkey` (the full registry
- * path, from the key handles `+reg` shows), `filepath` for reads and writes of a file opened before.
+ * path, from the key handles `+reg` shows), `filepath` for reads and writes of a file opened before; and
+ * ShellExecuteEx gets its SHELLEXECUTEINFO's file, parameters and verb from `+exec`, and each ShellExecute*
+ * call the Wine pid of the process it started as `process_identifier`.
  */
 
 export type WindowsCall = Extract<BehaviorEvent, { kind: 'win.call' }>;
@@ -22,6 +24,10 @@ interface Frame {
   args: RelayArg[];
   /** The last key handle `+reg` showed this thread given during the call, with its path. */
   keyHandle?: { handle: string; path: string | undefined };
+  /** For ShellExecuteEx: the SHELLEXECUTEINFO members `+exec` showed, which relay gives only a pointer to. */
+  shellInfo?: Record<string, string>;
+  /** For ShellExecute*: the Wine pid of the process it started (`+process`). */
+  started?: number;
 }
 
 interface WineProcess {
@@ -39,11 +45,22 @@ const KEY_OPENERS = /^Reg(Create|Open)Key(Ex)?[AW]$/;
 const VALUE_CALLS = /^Reg(SetValueEx|QueryValueEx|DeleteValue)[AW]$/;
 const KEY_CALLS = /^Reg(DeleteKey(Ex)?[AW]|DeleteTreeW|EnumKeyExW|EnumValueW|CloseKey)$/;
 const CREATE_DISPOSITIONS = new Set([1, 2, 4]);
+const SHELL_EXECUTE = /^ShellExecute(Ex)?[AW]$/;
+
+/**
+ * Calls waiting for their return, at most, across all threads. The program itself can write well-formed
+ * relay lines (Wine's debug output and the program share the process's Unix stderr, and ntdll exports the
+ * functions that print them): a flood of `Call` lines that never return must not hold gigabytes in
+ * processing. A real program waits in far fewer traced calls at once (one per thread, a few deep).
+ */
+export const MAX_OPEN_CALLS = 10_000;
 
 export class RelayDecoder {
   readonly #processes = new Map<number, WineProcess>();
   /** Images of processes a traced process created (`+process`), by Wine pid. */
   readonly #created = new Map<number, { image: string; parent: number }>();
+  /** Calls waiting for their return, oldest first, with where they wait. */
+  readonly #open = new Map<Frame, { process: WineProcess; winpid: number; wintid: number }>();
 
   /** The calls a line completes (none for most lines). */
   line(text: string): WindowsCall[] {
@@ -52,8 +69,7 @@ export class RelayDecoder {
     const process = this.#process(line.winpid);
     switch (line.kind) {
       case 'call':
-        this.#frames(process, line.wintid).push({ api: line.api, module: line.module, tick: line.tick, args: line.args });
-        return [];
+        return this.#called(process, line, { api: line.api, module: line.module, tick: line.tick, args: line.args });
       case 'ret':
         return this.#returned(process, line, line.api, line.retval);
       case 'key-request': {
@@ -68,11 +84,19 @@ export class RelayDecoder {
         if (frame && line.handle !== undefined) frame.keyHandle = { handle: line.handle, path };
         return [];
       }
-      case 'process-created':
+      case 'process-created': {
         this.#created.set(line.childWinpid, { image: line.image, parent: line.winpid });
         process.targets.set(line.processHandle, line.childWinpid);
         process.targets.set(line.threadHandle, line.childWinpid);
+        const frame = this.#frames(process, line.wintid).at(-1);
+        if (frame && SHELL_EXECUTE.test(frame.api)) frame.started ??= line.childWinpid;
         return [];
+      }
+      case 'shell-execute': {
+        const frame = this.#frames(process, line.wintid).at(-1);
+        if (frame && /^ShellExecuteEx[AW]$/.test(frame.api)) frame.shellInfo ??= shellInfoOf(line);
+        return [];
+      }
       default:
         return [];
     }
@@ -115,12 +139,27 @@ export class RelayDecoder {
     return frames;
   }
 
+  /** A call begins; beyond MAX_OPEN_CALLS waiting ones, the oldest is given up as one that never returned. */
+  #called(process: WineProcess, { winpid, wintid }: RelayLine, frame: Frame): WindowsCall[] {
+    this.#frames(process, wintid).push(frame);
+    this.#open.set(frame, { process, winpid, wintid });
+    const [oldest] = this.#open;
+    if (this.#open.size <= MAX_OPEN_CALLS || !oldest) return [];
+    const [given, where] = oldest;
+    this.#open.delete(given);
+    const frames = this.#frames(where.process, where.wintid);
+    frames.splice(frames.indexOf(given), 1);
+    if (frames.length === 0) where.process.threads.delete(where.wintid);
+    return [this.#call(where.process, where.winpid, where.wintid, given, undefined)];
+  }
+
   #returned(process: WineProcess, { winpid, wintid, tick }: RelayLine, api: string, retval: string): WindowsCall[] {
     const frames = this.#frames(process, wintid);
     const at = frames.findLastIndex((frame) => frame.api === api);
     if (at < 0) return [];
     // Calls above it in the thread never returned (a callback left by longjmp or an exception).
     const [frame, ...abandoned] = frames.splice(at);
+    for (const done of [frame!, ...abandoned]) this.#open.delete(done);
     const calls = abandoned.map((other) => this.#call(process, winpid, wintid, other, undefined));
     calls.unshift({ ...this.#call(process, winpid, wintid, frame!, retval), ts: tick });
     return calls;
@@ -132,7 +171,8 @@ export class RelayDecoder {
     const rule = known?.success ?? 'nonzero';
     // A call that never returned succeeded only if it cannot fail (ExitProcess).
     const status = retval === undefined ? rule === 'always' : succeeded(rule, ret);
-    const args = namedArgs(frame.args, known?.args ?? []);
+    const args = { ...namedArgs(frame.args, known?.args ?? []), ...frame.shellInfo };
+    if (frame.started !== undefined) args.process_identifier = frame.started;
     if (status || retval === undefined) addHandles(process, frame, args, retval);
     else addPaths(process, frame, args);
     addTarget(process, winpid, args);
@@ -153,6 +193,21 @@ export class RelayDecoder {
       wintid,
     };
   }
+}
+
+/**
+ * ShellExecuteEx's SHELLEXECUTEINFO as arguments named by its members (lpFile, lpParameters as
+ * ShellExecute's arguments are), a NULL string as `0x0` the way relay shows a NULL pointer.
+ */
+function shellInfoOf(line: Extract<RelayLine, { kind: 'shell-execute' }>): Record<string, string> {
+  return {
+    fMask: line.mask,
+    lpVerb: line.verb ?? '0x0',
+    lpFile: line.file ?? '0x0',
+    lpParameters: line.parameters ?? '0x0',
+    lpDirectory: line.directory ?? '0x0',
+    nShow: line.show,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The syntax of one line of Wine's debug output as the machine records it (`logs/wine/relay.log`, channels
- * `+timestamp`, `+pid`, `+relay`, `+reg`, `+process`): `<ticks>:<winpid>:<wintid>:<message>`, the ticks in
+ * `+timestamp`, `+pid`, `+relay`, `+reg`, `+process`, `+exec`): `<ticks>:<winpid>:<wintid>:<message>`, the ticks in
  * seconds with milliseconds. Only the messages processing reads are told apart; the rest are `other`.
  */
 
@@ -17,6 +17,13 @@ export type RelayMessage =
   | { kind: 'key-handle'; handle: string | undefined }
   /** `trace:process:NtCreateUserProcess L"\\??\\C:\\x.exe" pid 0160 tid 0164 handles 0x88/0x8c` */
   | { kind: 'process-created'; image: string; childWinpid: number; processHandle: string; threadHandle: string }
+  /**
+   * `trace:exec:SHELL_execute mask=0x00000440 hwnd=0000000000000000 verb=L"open" file=L"cmd.exe" parm=L"/c x"
+   * dir=(null) show=0x00000000 class=not used` (channel `+exec`): what a ShellExecute* call was asked to run,
+   * the members of ShellExecuteEx's SHELLEXECUTEINFO that relay shows only a pointer to. Strings are
+   * undefined where Wine printed `(null)`; mask and show are hex as printed.
+   */
+  | { kind: 'shell-execute'; mask: string; verb?: string; file?: string; parameters?: string; directory?: string; show: string }
   | { kind: 'other' };
 
 /** One argument as relay printed it: its value in hex, and the string it points to when Wine showed one. */
@@ -30,6 +37,7 @@ const CALL = /^Call ([\w.-]+)\.(\w+)\(/;
 const RET = /^Ret {2}([\w.-]+)\.(\w+)\(\) retval=([0-9a-f]+)/;
 const KEY_CALL = /^trace:reg:(NtCreateKey|NtOpenKeyEx|NtOpenKey|NtCreateKeyTransacted|NtOpenKeyTransactedEx) (.*)$/;
 const CREATED = /^trace:process:NtCreateUserProcess (L".*") pid ([0-9a-f]+) tid [0-9a-f]+ handles (\S+)\/(\S+)$/;
+const SHELL_EXECUTE = 'trace:exec:SHELL_execute ';
 
 export function parseRelayLine(line: string): RelayLine | undefined {
   // By hand rather than by one regular expression: this runs for each of a million lines.
@@ -56,6 +64,7 @@ function messageOf(message: string): RelayMessage {
   }
   if (message.startsWith('trace:reg:')) return keyMessageOf(message);
   if (message.startsWith('trace:process:NtCreateUserProcess ')) return createdOf(message);
+  if (message.startsWith(SHELL_EXECUTE)) return shellExecuteOf(message.slice(SHELL_EXECUTE.length));
   return { kind: 'other' };
 }
 
@@ -93,6 +102,42 @@ function createdOf(message: string): RelayMessage {
     processHandle: normalHandle(created[3]!),
     threadHandle: normalHandle(created[4]!),
   };
+}
+
+/** SHELL_execute's fields, in the order Wine prints them (dlls/shell32/shlexec.c); anything else is no such line. */
+const SHELL_FIELDS = ['mask', 'hwnd', 'verb', 'file', 'parm', 'dir', 'show'] as const;
+
+function shellExecuteOf(text: string): RelayMessage {
+  const fields: Partial<Record<(typeof SHELL_FIELDS)[number], RelayArg>> = {};
+  let i = 0;
+  for (const name of SHELL_FIELDS) {
+    if (!text.startsWith(`${name}=`, i)) return { kind: 'other' };
+    const [value, end] = fieldValue(text, i + name.length + 1);
+    fields[name] = value;
+    i = end + 1;
+  }
+  const hex = (arg: RelayArg | undefined) => /^0x[0-9a-f]+$/i.test(arg?.hex ?? '') && arg?.text === undefined;
+  if (!hex(fields.mask) || !hex(fields.show)) return { kind: 'other' };
+  return {
+    kind: 'shell-execute',
+    mask: fields.mask!.hex,
+    verb: fields.verb?.text,
+    file: fields.file?.text,
+    parameters: fields.parm?.text,
+    directory: fields.dir?.text,
+    show: fields.show!.hex,
+  };
+}
+
+/** One `name=value` value from its start: a string as Wine printed it (perhaps cut, `...`), or a word. */
+function fieldValue(text: string, at: number): [RelayArg, number] {
+  if (!isStringStart(text, at)) {
+    const end = text.indexOf(' ', at);
+    const stop = end < 0 ? text.length : end;
+    return [{ hex: text.slice(at, stop) }, stop];
+  }
+  const [value, end] = quoted(text, at + (text[at] === 'L' ? 2 : 1));
+  return [{ hex: '', text: value }, text.startsWith('...', end) ? end + 3 : end];
 }
 
 /** A handle or pointer as lower-case hex without `0x` or leading zeros, so that both spellings meet. */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
  * Issue 14's Windows samples (test/fixtures/windows/*.c), built 32- and 64-bit with mingw-w64 by
  * scripts/build-windows-samples.sh (the setup step runs it with --test), and the other files there.
  */
-export type WindowsSampleName = 'dropper' | 'persistence' | 'inject' | 'mutex' | 'ransom' | 'payload-dll' | 'evade-wine' | 'gui';
+export type WindowsSampleName = 'dropper' | 'persistence' | 'inject' | 'mutex' | 'ransom' | 'payload-dll' | 'evade-wine' | 'gui' | 'shell-execute';
 export type WindowsBits = 32 | 64;
 
 /** The built sample's path: `<name>.exe`, or `<name>.dll` for the DLL. Throws when it was not built. */

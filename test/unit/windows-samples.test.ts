@@ -16,6 +16,7 @@ const SAMPLES: Record<WindowsSampleName, { gui?: boolean; dll?: boolean; imports
   'payload-dll': { dll: true, imports: ['CreateFileW', 'CreateMutexW'] },
   'evade-wine': { imports: ['IsDebuggerPresent', 'CheckRemoteDebuggerPresent', 'RegOpenKeyExW', 'GetProcAddress'] },
   gui: { gui: true, imports: ['RegisterClassW', 'CreateWindowExW', 'SetTimer', 'GetMessageW'] },
+  'shell-execute': { imports: ['ShellExecuteExW', 'WaitForSingleObject', 'GetExitCodeProcess'] },
 };
 
 const MACHINE: Record<WindowsBits, string> = { 32: 'IMAGE_FILE_MACHINE_I386', 64: 'IMAGE_FILE_MACHINE_AMD64' };

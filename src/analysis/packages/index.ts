@@ -28,9 +28,15 @@ export const PACKAGES: readonly AnalysisPackage[] = [
   rebootPackage,
 ];
 
+/**
+ * What a machine without Wine offers (a qemu Linux guest): every package but those that run Windows programs
+ * under Wine, which only the linux machinery brings into its machine.
+ */
+export const PACKAGES_WITHOUT_WINE: readonly AnalysisPackage[] = PACKAGES.filter((entry) => !entry.runsUnderWine);
+
 /** The catalogue as data, in auto-selection order: what a qemu guest's analyzer is given with each task. */
-export function packageCatalogue(): PackageSpec[] {
-  return PACKAGES.map((entry) => entry.spec);
+export function packageCatalogue(offered: readonly AnalysisPackage[] = PACKAGES): PackageSpec[] {
+  return offered.map((entry) => entry.spec);
 }
 
 export function findPackage(name: string): AnalysisPackage | undefined {
@@ -49,24 +55,36 @@ export interface ChoosePackageInput {
   category: 'file' | 'url';
   target?: PackageTarget;
   reboot: boolean;
+  /** The packages the machine offers: all of them unless it says otherwise (PACKAGES_WITHOUT_WINE). */
+  offered?: readonly AnalysisPackage[];
 }
 
 /**
  * The package of a task: the one asked for, else reboot for reboot tasks, url for URL tasks, else the
  * first that matches the file, else `elf` (the kernel then decides, and text without a #! line goes to
- * /bin/sh, as a shell would do).
+ * /bin/sh, as a shell would do). A package the machine does not offer is refused with the reason, whether
+ * asked for or matching the file, rather than the file run by something else.
  */
-export function choosePackage({ requested, category, target, reboot }: ChoosePackageInput): AnalysisPackage {
+export function choosePackage({ requested, category, target, reboot, offered = PACKAGES }: ChoosePackageInput): AnalysisPackage {
   if (requested) {
     const found = findPackage(requested);
     if (!found) {
-      throw invalidInput(`unknown analysis package "${requested}"; known: ${PACKAGES.map((p) => p.name).join(', ')}`, {
+      throw invalidInput(`unknown analysis package "${requested}"; known: ${offered.map((p) => p.name).join(', ')}`, {
         context: { package: requested },
       });
     }
-    return found;
+    return offeredOrRefused(found, offered);
   }
   if (reboot) return rebootPackage;
   if (category === 'url') return urlPackage;
-  return (target && packageForFile(target)) ?? elfPackage;
+  const matching = target && packageForFile(target);
+  return matching ? offeredOrRefused(matching, offered) : elfPackage;
+}
+
+function offeredOrRefused(chosen: AnalysisPackage, offered: readonly AnalysisPackage[]): AnalysisPackage {
+  if (offered.includes(chosen)) return chosen;
+  const why = chosen.runsUnderWine
+    ? ': Windows programs run under Wine on linux machines, or in the Windows guests of qemu machines of platform windows; this machine has no Wine'
+    : '';
+  throw invalidInput(`this machine does not offer the analysis package "${chosen.name}"${why}`, { context: { package: chosen.name } });
 }

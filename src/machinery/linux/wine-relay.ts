@@ -16,5 +16,7 @@ export function relaySettings(): RelaySettings {
 /**
  * The sample's debug channels: what processing parses (see WINEDEBUG in Wine's documentation). `server`
  * is for wineserver: it turns its request trace on when the sample's first process connects (wine-pids.ts).
+ * `exec` is shell32's ShellExecute tracing: its `SHELL_execute mask=... file=... parm=...` line shows the
+ * SHELLEXECUTEINFO that relay prints only as a pointer.
  */
-export const SAMPLE_WINEDEBUG = 'fixme-all,+pid,+timestamp,+relay,+reg,+process,+server';
+export const SAMPLE_WINEDEBUG = 'fixme-all,+pid,+timestamp,+relay,+reg,+process,+exec,+server';

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { splitArguments } from '../../analysis/packages/arguments.js';
-import { choosePackage, packageCatalogue, passwordsToTry, type PackageTarget } from '../../analysis/packages/index.js';
+import {
+  choosePackage,
+  packageCatalogue,
+  PACKAGES_WITHOUT_WINE,
+  passwordsToTry,
+  type AnalysisPackage,
+  type PackageTarget,
+} from '../../analysis/packages/index.js';
 import { internal } from '../../errors.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { AnalysisRequest, RunResult } from '../types.js';
@@ -63,19 +70,16 @@ export class GuestAnalyzer {
     return followAnalyzerStatus(agent, { deadline, signal, warn, onLook: (finished) => (this.finished = finished) });
   }
 
-  /** Stores the sample in the guest and chooses its package, as a linux machine does. */
+  /** Chooses the sample's package, as a linux machine does, and stores the sample in the guest. */
   private async storeTarget(): Promise<Target> {
     const { request, agent } = this.options;
-    let file: PackageTarget | undefined;
+    const chosen = await guestPackage(request);
+    const sample = sampleOf(request);
     let path = '';
-    if (request.category === 'file' && !request.rebootFrom) {
-      if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
-      const name = guestFileName(basename(request.samplePath));
-      path = `${SAMPLE_DIR}/${name}`;
-      await agent.store(path, await readFile(request.samplePath));
-      file = { fileName: name, fileType: await fileType(request.samplePath) };
+    if (sample) {
+      path = `${SAMPLE_DIR}/${guestFileName(basename(sample))}`;
+      await agent.store(path, await readFile(sample));
     }
-    const chosen = choosePackage({ requested: request.package, category: request.category, target: file, reboot: Boolean(request.rebootFrom) });
     return { path: request.category === 'url' ? (request.url ?? '') : path, package: chosen.name };
   }
 
@@ -87,7 +91,7 @@ export class GuestAnalyzer {
       target: target.path,
       package: target.package,
       // The packages as data: the guest's analyzer (packages.py) follows the host's catalogue.
-      catalogue: packageCatalogue(),
+      catalogue: packageCatalogue(PACKAGES_WITHOUT_WINE),
       arguments: splitArguments(request.options.arguments),
       options: request.options,
       timeout: request.timeoutSeconds,
@@ -103,6 +107,24 @@ export class GuestAnalyzer {
       supervisor: { sleep_threshold_ms: Math.round(this.options.sleepSkipThresholdSeconds * 1000) },
     };
   }
+}
+
+/**
+ * The package a task runs with in a Linux guest, which has no Wine: a Windows program (or a task asking for
+ * the wine package) is refused with the reason (invalid input) rather than run as something else.
+ */
+export async function guestPackage(request: AnalysisRequest): Promise<AnalysisPackage> {
+  const sample = sampleOf(request);
+  const file: PackageTarget | undefined = sample ? { fileName: guestFileName(basename(sample)), fileType: await fileType(sample) } : undefined;
+  const reboot = Boolean(request.rebootFrom);
+  return choosePackage({ requested: request.package, category: request.category, target: file, reboot, offered: PACKAGES_WITHOUT_WINE });
+}
+
+/** The sample a file task's first run stores in the guest; none for URL and reboot tasks (a reboot runs what the machine kept). */
+function sampleOf(request: AnalysisRequest): string | undefined {
+  if (request.category !== 'file' || request.rebootFrom) return undefined;
+  if (!request.samplePath) throw internal('a file task without a sample', { context: { task: request.taskId } });
+  return request.samplePath;
 }
 
 /** The sample keeps its name in the guest, minus what would make it another path. */

@@ -10,7 +10,7 @@ import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { runWithAgentOnly } from './agent-only-run.js';
 import { CuckooResultServer } from './cuckoo-result-server.js';
 import { createTap, plugIntoTaskNetwork, removeTap, tapName } from './analysis-link.js';
-import { GuestAnalyzer } from './guest-analyzer.js';
+import { GuestAnalyzer, guestPackage } from './guest-analyzer.js';
 import { GuestMachine } from './guest-machine.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { ANALYSIS_MAC, type ColdBoot, type Hardware } from './machine-args.js';
@@ -105,6 +105,9 @@ export class QemuSession implements MachineSession {
   private async bringUp(): Promise<void> {
     const { context, request } = this;
     const started = performance.now();
+    // Before anything starts: a task its Linux guest cannot run (a Windows program: no Wine there) fails
+    // with the reason.
+    if (request.machine.platform !== 'windows' && context.settings.analyzer !== 'none') await guestPackage(request);
     for (const dir of [request.paths.logs, request.paths.files, request.paths.memory, request.paths.shots]) await mkdir(dir, { recursive: true });
     await mkdir(this.runDir, { recursive: true });
     await recordOwner(this.runDir, request.taskId);
