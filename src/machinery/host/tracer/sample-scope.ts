@@ -92,8 +92,8 @@ export class SampleScope {
     const identity = this.identities.get(exec.tid);
     this.identities.clear();
     this.pidOfThread.set(exec.tid, pid);
-    const own = identity?.pid === pid ? identity : undefined;
-    this.next({ ts: exec.ts, tid: exec.tid, op: 'identity', pid, ppid: 0, comm: own?.comm ?? '', ...(own?.nstid === undefined ? {} : { nstid: own.nstid }) });
+    // Without its id inside the machine: the log starts with the sample's exec (the first process is known by its host pid).
+    this.next({ ts: exec.ts, tid: exec.tid, op: 'identity', pid, ppid: 0, comm: identity?.pid === pid ? identity.comm : '' });
     this.next(exec);
   }
 
