@@ -419,8 +419,9 @@ export class LinuxSession implements MachineSession {
    */
   private async spawnUnderWine(argv: string[], channel: Stream): Promise<ChildProcess> {
     const { run } = this.wine!;
-    // Wine's desktop (explorer.exe, started by the prelude) opens on the display: it must be up first.
-    await this.display.launch();
+    // Wine's desktop (explorer.exe, started by the prelude) opens on the display: the prelude waits for
+    // it, so the display's start (0.1-0.3 s) overlaps the sandbox's and wineserver's.
+    void this.display.launch();
     const base = this.sandboxes.specEnvironment();
     const child = this.sandboxes.spawn('sample', run.initArgv(argv), { ...run.sandboxOverrides(base), cwd: WINDOWS_SAMPLE_DIR, infoFd: INFO_FD, supervisorChannel: channel });
     await run.attach(child);

@@ -6,8 +6,20 @@ import type { RelaySettings } from './wine-relay.js';
  * the Wine layer (wine-layer.ts), inside the layer's chroot, by the script below.
  */
 
+const BOOT_PROGRAM = 'rundll32.exe';
+const BOOT_ARGUMENTS = 'user32.dll,GetDesktopWindow';
+
 /** What makes Wine boot (services) and open its desktop (explorer.exe): a program that asks for the desktop window. */
-export const BOOT_COMMAND = 'rundll32.exe user32.dll,GetDesktopWindow';
+export const BOOT_COMMAND = `${BOOT_PROGRAM} ${BOOT_ARGUMENTS}`;
+
+/**
+ * The same for a task's boot (wine-run.ts), with the program's full path (quoted for the shell): Wine
+ * then runs it in the process it starts. Named alone, it is looked up by a launcher process that starts
+ * it only once the boot is over: a whole Wine process start (0.1-0.3 s) more before the sample can
+ * start. The layer's last boot keeps BOOT_COMMAND: both boot alike, and changing it would make every
+ * host build its Wine layer anew.
+ */
+export const TASK_BOOT_COMMAND = `'C:\\windows\\system32\\${BOOT_PROGRAM}' ${BOOT_ARGUMENTS}`;
 
 /** The environment every Wine process of the machine runs with (the sample's adds its debug channels). */
 export function wineEnvironment(): Record<string, string> {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WINDOWS_COMPUTER_NAME, WINE_PREFIX } from '../../report/windows-paths.js';
 import { hostPathInMachine } from './machine-path.js';
 import type { SandboxSpec } from './sandbox.js';
-import { BOOT_COMMAND, wineEnvironment } from './wine-prefix.js';
+import { TASK_BOOT_COMMAND, wineEnvironment } from './wine-prefix.js';
 import { WinePidMap } from './wine-pids.js';
 import { SAMPLE_WINEDEBUG } from './wine-relay.js';
 
@@ -19,20 +19,35 @@ const SERVER_LINGER_SECONDS = 2;
 const RELAY_LOG_LIMIT = 256 * 2 ** 20;
 const REGISTRY_FILES = ['system.reg', 'user.reg', 'userdef.reg'];
 
+/** The machine's display (:0, sandbox.ts's DISPLAY) as /proc/net/unix lists its X server's socket. */
+const X_SERVER_SOCKET = '@/tmp/.X11-unix/X0';
+/** Tries 10 ms apart: the prelude waits for the display about as long as the host does (virtual-display.ts). */
+const DISPLAY_WAIT_TRIES = 1000;
+
 /**
  * Starts Wine's own processes before the sample, untraced (see native/init.c's prelude): wineserver,
  * whose request trace goes to PRELUDE_FD, then a program that makes Wine boot (wineboot: services.exe,
  * plugplay, winedevice) and open its desktop (explorer.exe). wineserver traces its requests (they name
  * the Unix ids of each Wine process) only once the sample's first process connects with the `server`
  * channel on: tracing Wine's boot too would make it twice as slow. Both clocks are read for processing,
- * which places Wine's tick stamps in time.
+ * which places Wine's tick stamps in time. The host starts the machine's display beside this sandbox
+ * rather than before it: the desktop needs it, so the boot waits for the X server's socket (abstract,
+ * in the machine's network namespace) after wineserver is up. Without a display (no DISPLAY) nothing
+ * waits; a display that never comes is waited for about 10 s, as the host would.
  */
 const PRELUDE_SCRIPT = String.raw`
 export WINEDEBUG=-all
 /usr/bin/python3 -c 'import time; print("nestbox-clock", repr(time.clock_gettime(time.CLOCK_REALTIME)), repr(time.clock_gettime(time.CLOCK_MONOTONIC_RAW)))' >&7 &
 /usr/lib/wine/wineserver -p${SERVER_LINGER_SECONDS} 2>&7 </dev/null >/dev/null || exit 1
 exec 7>&-
-/usr/lib/wine/wine64 ${BOOT_COMMAND} </dev/null
+if [ -n "$DISPLAY" ]; then
+  tries=0
+  until grep -qs '${X_SERVER_SOCKET}$' /proc/net/unix || [ $tries -ge ${DISPLAY_WAIT_TRIES} ]; do
+    tries=$((tries + 1))
+    sleep 0.01
+  done
+fi
+/usr/lib/wine/wine64 ${TASK_BOOT_COMMAND} </dev/null
 `;
 
 const CLOCK_LINE = /^nestbox-clock ([\d.]+) ([\d.]+)$/m;
