@@ -19,6 +19,8 @@ const SERVER_LINGER_SECONDS = 2;
 const RELAY_LOG_LIMIT = 256 * 2 ** 20;
 const REGISTRY_FILES = ['system.reg', 'user.reg', 'userdef.reg'];
 
+/** The prelude's last line, once Wine has booted. */
+const BOOTED_LINE = 'nestbox-booted';
 /** The machine's display (:0, sandbox.ts's DISPLAY) as /proc/net/unix lists its X server's socket. */
 const X_SERVER_SOCKET = '@/tmp/.X11-unix/X0';
 /** Tries 10 ms apart: the prelude waits for the display about as long as the host does (virtual-display.ts). */
@@ -33,13 +35,14 @@ const DISPLAY_WAIT_TRIES = 1000;
  * which places Wine's tick stamps in time. The host starts the machine's display beside this sandbox
  * rather than before it: the desktop needs it, so the boot waits for the X server's socket (abstract,
  * in the machine's network namespace) after wineserver is up. Without a display (no DISPLAY) nothing
- * waits; a display that never comes is waited for about 10 s, as the host would.
+ * waits; a display that never comes is waited for about 10 s, as the host would. The prelude's last
+ * line tells the host that the boot is over (Wine's processes never hold the pipe but wineserver, as its
+ * standard error), so the host need not look at the init a thousand times while Wine boots.
  */
 const PRELUDE_SCRIPT = String.raw`
 export WINEDEBUG=-all
 /usr/bin/python3 -c 'import time; print("nestbox-clock", repr(time.clock_gettime(time.CLOCK_REALTIME)), repr(time.clock_gettime(time.CLOCK_MONOTONIC_RAW)))' >&7 &
 /usr/lib/wine/wineserver -p${SERVER_LINGER_SECONDS} 2>&7 </dev/null >/dev/null || exit 1
-exec 7>&-
 if [ -n "$DISPLAY" ]; then
   tries=0
   until grep -qs '${X_SERVER_SOCKET}$' /proc/net/unix || [ $tries -ge ${DISPLAY_WAIT_TRIES} ]; do
@@ -47,7 +50,8 @@ if [ -n "$DISPLAY" ]; then
     sleep 0.01
   done
 fi
-/usr/lib/wine/wine64 ${TASK_BOOT_COMMAND} </dev/null
+/usr/lib/wine/wine64 ${TASK_BOOT_COMMAND} </dev/null 7>&-
+echo ${BOOTED_LINE} >&7
 `;
 
 const CLOCK_LINE = /^nestbox-clock ([\d.]+) ([\d.]+)$/m;
@@ -59,12 +63,17 @@ export class WineRun {
   private relayBytes = 0;
   private clock: { realtime: number; monotonic: number } | undefined;
   private preludeText = '';
+  private bootSeen = false;
+  /** Resolves once the prelude says Wine has booted, or its pipe has ended (the prelude failed). */
+  private readonly booted: Promise<void>;
+  private bootOver: () => void = () => undefined;
 
   constructor(
     /** The task's logs/wine folder. */
     private readonly dir: string,
   ) {
     this.pids = new WinePidMap(() => this.sampleRoot());
+    this.booted = new Promise((resolve) => (this.bootOver = resolve));
   }
 
   /** Host pid of the sandbox's pid 1 (the init), once known. */
@@ -99,6 +108,13 @@ export class WineRun {
     this.pids.released();
   }
 
+  /** Resolves once Wine has booted (or the prelude's pipe has ended), at the latest after `timeoutMs`. */
+  async untilBooted(timeoutMs: number): Promise<void> {
+    const timer = new AbortController();
+    await Promise.race([this.booted, sleep(timeoutMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    timer.abort();
+  }
+
   /** Follows the sandbox's output: its standard error is Wine's debug output of the sample (the relay log). */
   async attach(child: ChildProcess): Promise<void> {
     await mkdir(this.dir, { recursive: true });
@@ -108,8 +124,10 @@ export class WineRun {
     const prelude = (child.stdio as Array<Readable | null | undefined>)[PRELUDE_FD];
     prelude?.on('data', (chunk: Buffer) => {
       this.pids.feed(chunk);
-      if (!this.clock) this.readClock(chunk);
+      this.readPrelude(chunk);
     });
+    prelude?.once('close', () => this.bootOver());
+    if (!prelude) this.bootOver();
   }
 
   private writeRelay(chunk: Buffer): void {
@@ -124,10 +142,16 @@ export class WineRun {
     relay.write(`\nnestbox: relay log cut at ${RELAY_LOG_LIMIT} bytes\n`);
   }
 
-  private readClock(chunk: Buffer): void {
+  /** The prelude's own lines, before wineserver's trace comes on: the clocks, then the end of the boot. */
+  private readPrelude(chunk: Buffer): void {
+    if (this.clock && this.bootSeen) return;
     this.preludeText = (this.preludeText + chunk.toString()).slice(-4096);
     const match = CLOCK_LINE.exec(this.preludeText);
-    if (match) this.clock = { realtime: Number(match[1]), monotonic: Number(match[2]) };
+    if (match && !this.clock) this.clock = { realtime: Number(match[1]), monotonic: Number(match[2]) };
+    if (!this.bootSeen && this.preludeText.includes(`${BOOTED_LINE}\n`)) {
+      this.bootSeen = true;
+      this.bootOver();
+    }
   }
 
   /**
