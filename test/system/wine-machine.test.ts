@@ -4,6 +4,10 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyseSample } from '../helpers/sample-through-api.js';
 import type { TestServer } from '../helpers/server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { detectCgroupLayout } from '../../src/machinery/linux/cgroups.js';
+import { AnalysisPaths } from '../../src/storage/layout.js';
+import { closeTestMachineries, runInMachine, testMachinery, workDir } from '../linux-support.js';
 import { lightPixels, startWineTestServer } from '../helpers/wine-machine.js';
 import { windowsSample } from '../helpers/windows-samples.js';
 
@@ -92,5 +96,45 @@ describe('Windows programs under Wine on the Linux machine', { timeout: 1_800_00
     const named = await analyseSample(server, 'payload-dll.dll', readFileSync(windowsSample('payload-dll', 64)), { timeout: '30', options: 'function=NoSuchExport' });
     assert.match(readFileSync(join(named.taskDir, 'analysis.log'), 'utf8'), /payload-dll\.dll,NoSuchExport"/);
     assert.doesNotMatch(readFileSync(join(named.taskDir, 'files.json'), 'utf8'), /payload-ran\.txt/);
+  });
+});
+
+describe("a Windows program's machine and its CPU share", { timeout: 240_000 }, () => {
+  after(() => closeTestMachineries());
+
+  /** The machine's CPU cap as cgroup v2 writes it (`max 100000`: none), read from either cgroup layout. */
+  function cpuCap(machineId: string): string | undefined {
+    const layout = detectCgroupLayout();
+    const group = join(layout.kind === 'hybrid' ? layout.v1Base.cpu! : layout.v2Base, `nestbox-machine-${machineId}`);
+    if (layout.kind !== 'hybrid') return existsSync(join(group, 'cpu.max')) ? readFileSync(join(group, 'cpu.max'), 'utf8').trim() : undefined;
+    if (!existsSync(join(group, 'cpu.cfs_quota_us'))) return undefined;
+    const quota = Number(readFileSync(join(group, 'cpu.cfs_quota_us'), 'utf8'));
+    return `${quota < 0 ? 'max' : quota} ${readFileSync(join(group, 'cpu.cfs_period_us'), 'utf8').trim()}`;
+  }
+
+  it("lets Wine's boot use every core, and holds the program to the machine's share from its first call", async () => {
+    const machinery = testMachinery({ cpu_percent: 50 });
+    await machinery.prepare();
+    const paths = new AnalysisPaths(join(workDir, `wine-cpu-${Date.now()}`));
+    const relayLog = join(paths.dir, 'logs', 'wine', 'relay.log');
+    const caps: string[] = [];
+    let capOnceCalling: string | undefined;
+    await runInMachine(machinery, {
+      samplePath: windowsSample('gui', 64),
+      package: '',
+      timeoutSeconds: 6,
+      paths,
+      during: async (machineId) => {
+        for (let waited = 0; waited < 60_000 && capOnceCalling === undefined; waited += 10) {
+          const cap = cpuCap(machineId);
+          if (cap !== undefined && caps.at(-1) !== cap) caps.push(cap);
+          // The program's first calls are in the log: the cap read after them is the one the program runs under.
+          if (existsSync(relayLog) && /:Call /.test(readFileSync(relayLog, 'utf8'))) capOnceCalling = cpuCap(machineId);
+          await sleep(10);
+        }
+      },
+    });
+    assert.ok(caps.includes('max 100000'), `Wine's boot ran without the cap: ${caps.join(' -> ')}`);
+    assert.equal(capOnceCalling, '50000 100000', `the program runs under the machine's share: ${caps.join(' -> ')}`);
   });
 });

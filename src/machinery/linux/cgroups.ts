@@ -137,24 +137,36 @@ export class MachineCgroups {
   }
 
   private async applyLimits({ memoryBytes, pidsMax, cpuPercent }: CgroupLimits): Promise<void> {
-    const period = 100_000;
-    const quota = Math.round((cpuPercent / 100) * period);
     if (this.layout.kind === 'unified') {
       const group = this.v2Group;
       await writeControl(join(group, 'memory.max'), String(memoryBytes));
       await writeFile(join(group, 'memory.swap.max'), '0').catch(() => undefined);
       await writeControl(join(group, 'pids.max'), String(pidsMax));
-      await writeControl(join(group, 'cpu.max'), `${quota} ${period}`);
+      await this.limitCpu(cpuPercent);
       return;
     }
     const v1 = (controller: V1Controller) => join(this.layout.v1Base[controller]!, this.name);
     await writeControl(join(v1('memory'), 'memory.limit_in_bytes'), String(memoryBytes));
     await writeFile(join(v1('memory'), 'memory.memsw.limit_in_bytes'), String(memoryBytes)).catch(() => undefined);
     await writeControl(join(v1('pids'), 'pids.max'), String(pidsMax));
-    if (this.layout.v1Base.cpu) {
-      await writeControl(join(v1('cpu'), 'cpu.cfs_period_us'), String(period));
-      await writeControl(join(v1('cpu'), 'cpu.cfs_quota_us'), String(quota));
+    await this.limitCpu(cpuPercent);
+  }
+
+  /**
+   * Caps the machine's CPU time at `cpuPercent` of one core, or lifts the cap (null) for work of nestbox's
+   * own that no sample can reach yet (Wine's boot before the sample is released).
+   */
+  async limitCpu(cpuPercent: number | null): Promise<void> {
+    const period = 100_000;
+    const quota = cpuPercent === null ? null : Math.round((cpuPercent / 100) * period);
+    if (this.layout.kind === 'unified') {
+      await writeControl(join(this.v2Group, 'cpu.max'), `${quota ?? 'max'} ${period}`);
+      return;
     }
+    const cpu = this.layout.v1Base.cpu;
+    if (!cpu) return;
+    await writeControl(join(cpu, this.name, 'cpu.cfs_period_us'), String(period));
+    await writeControl(join(cpu, this.name, 'cpu.cfs_quota_us'), String(quota ?? -1));
   }
 
   /** Host pids of the processes in a leaf (or the whole machine). */

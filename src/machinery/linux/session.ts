@@ -308,6 +308,9 @@ export class LinuxSession implements MachineSession {
 
   private async runSample(command: string[], signal: AbortSignal): Promise<RunResult['ended']> {
     const { request } = this;
+    // Wine's boot is nestbox's work, not the sample's: it may use every core, and the machine's CPU cap
+    // holds again before the sample is released (a cap that cannot be set again fails the task).
+    if (this.wine) await this.cgroups.limitCpu(null);
     let child = await this.spawnBlocked(command);
     const mark = phaseTimer(this.log);
     // The tracer records the sample's cgroup from when the sandbox waits at its block fd: nestbox's launch
@@ -316,6 +319,7 @@ export class LinuxSession implements MachineSession {
     // still compiling, would not).
     const pid1 = await this.untilSandboxWaits(child);
     if (this.wine) {
+      await this.cgroups.limitCpu(this.context.settings.cpu_percent);
       // What Wine's boot wrote (wineserver's folder, the prefix's notes) is the machine's, not the sample's.
       this.baseline = await snapshotUpper(this.disk.upper);
       this.wine.run.released(pid1, await this.cgroups.pids('sample'));
