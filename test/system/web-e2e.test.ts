@@ -60,6 +60,10 @@ describe('web interface end to end', { timeout: 900_000 }, () => {
     await page.type('input[name=timeout]', '30');
     await page.type('input[name=owner]', OWNER);
     await page.select('select[name=priority]', '2');
+    // The linux machine also serves platform windows (Windows programs under Wine): the form offers it.
+    // (preact sets an option's value as a property: no attribute selector finds it)
+    await page.waitForFunction("[...document.querySelectorAll('select[name=platform] option')].some((option) => option.value === 'linux')");
+    assert.deepEqual(await page.$$eval('select[name=platform] option', (options) => options.map((option) => option.value)), ['', 'linux', 'windows']);
     await page.click('.submit-form button[type=submit]');
     await page.waitForSelector('.outcomes a.task-id');
     const href = await page.$eval('.outcomes a.task-id', (a) => a.getAttribute('href') ?? '');

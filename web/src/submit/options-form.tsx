@@ -30,7 +30,7 @@ export function OptionsForm({ value, onChange, showUnique }: OptionsFormProps) {
   const set = <K extends keyof CreationOptions>(key: K, next: CreationOptions[K]) => onChange({ ...value, [key]: next });
   const text = (key: keyof CreationOptions) => (event: Event) => set(key, (event.currentTarget as HTMLInputElement).value as never);
   const flag = (key: 'memory' | 'enforceTimeout' | 'unique') => (event: Event) => set(key, (event.currentTarget as HTMLInputElement).checked);
-  const platforms = [...new Set(machines.map((machine) => machine.platform))];
+  const platforms = platformChoices(machines);
   return (
     <fieldset class="options-grid">
       <legend>Options</legend>
@@ -88,6 +88,18 @@ export function OptionsForm({ value, onChange, showUnique }: OptionsFormProps) {
       </div>
     </fieldset>
   );
+}
+
+/**
+ * The machines' platforms, and windows while none has it: the linux machines then run Windows programs
+ * under Wine (the server refuses it, with the reason, where no machine can).
+ */
+function platformChoices(machines: Machine[]): Array<string | readonly [string, string]> {
+  const platforms: Array<string | readonly [string, string]> = [...new Set(machines.map((machine) => machine.platform))];
+  if (machines.some((machine) => machine.platform === 'linux') && !machines.some((machine) => machine.platform === 'windows')) {
+    platforms.push(['windows', 'windows (Windows programs under Wine)']);
+  }
+  return platforms;
 }
 
 function useMachines(): Machine[] {
