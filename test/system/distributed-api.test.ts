@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { delegatePending } from '../../src/cluster/remote/delegate.js';
 import { form, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -242,6 +243,19 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
       await sleep(300);
     }
     assert.equal((await main.json(`/tasks/view/${id}`)).body.task.status, 'reported');
+  });
+
+  it('hands a task to its node as the node is then, not as a look begun before a change saw it', async () => {
+    // A look at the nodes read this row, then the node was moved to an address that does not answer, then the task came.
+    const seenBefore = (await main.ctx.stores.distributedNodes.get('remote'))!;
+    assert.deepEqual((await call('PUT', '/api/node/remote', new URLSearchParams({ url: 'http://127.0.0.1:1/' }))).body, { success: true });
+    const created = await call('POST', '/api/task', form({ node: 'remote', timeout: '5' }, [['file', 'moved.sh', SAMPLE]]));
+    const id: number = created.body.task_id;
+    await assert.rejects(delegatePending(main.ctx, seenBefore), 'the node at its new address does not answer');
+    assert.equal(await distStatus(id), 'assigned');
+    assert.equal((await main.json(`/tasks/view/${id}`)).body.task.node_task_id ?? null, null);
+    assert.deepEqual((await call('DELETE', `/api/task/${id}`)).body, { success: true });
+    assert.deepEqual((await call('PUT', '/api/node/remote', form({ url: remote.url }))).body, { success: true });
   });
 
   it('asks for the main node\'s token like every other route', async () => {

@@ -12,8 +12,14 @@ import { failRemoteTask, messageOf } from './task-outcome.js';
  */
 export async function delegatePending(ctx: AppContext, node: NodeRow): Promise<void> {
   const { tasks, distributedTasks } = ctx.stores;
-  const client = new RemoteNodeClient(node);
-  for (const task of await distributedTasks.onNodes('pending', [node.name])) {
+  const pending = await distributedTasks.onNodes('pending', [node.name]);
+  if (pending.length === 0) return;
+  // The node as it is now, read after its tasks: a node changed before a task was made (a new URL, disabled)
+  // is handed that task as changed, not as the look that began before the change saw it.
+  const current = await ctx.stores.distributedNodes.get(node.name);
+  if (current?.enabled !== 1) return;
+  const client = new RemoteNodeClient(current);
+  for (const task of pending) {
     const now = nowIso();
     if (!(await tasks.transition(task.id, ['pending'], 'running', { started_on: now, delegated_on: now }))) continue;
     try {
