@@ -1,7 +1,5 @@
 import { basename, dirname } from 'node:path';
-import { eventsOfKnownProcesses } from '../report/event-streams.js';
-import { monitorLogStreams } from '../report/monitor-log-stream.js';
-import { wineCallStream } from '../report/wine-call-stream.js';
+import { streamsBeside } from '../report/behavior-streams.js';
 import { windowsSummary } from './windows-summary.js';
 import { windowsPathOf } from '../report/windows-paths.js';
 import type { BehaviorEvent } from '../report/events.js';
@@ -9,7 +7,7 @@ import { apiOf, callOf } from '../report/calls.js';
 import { commandLine, windowsCommandLine } from '../report/command-line.js';
 import { type EventFold, foldOne } from '../report/event-log.js';
 import type { BehaviorSection, Call, GenericEntry, ProcessEntry, ProcessTreeNode } from '../report/report-types.js';
-import { type AnsweredCalls, answeredCallEvents, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
+import { type AnsweredCalls, answeredCalls, type SupervisorRecord } from '../report/supervisor-log.js';
 
 /**
  * Rebuilds Cuckoo's behaviour section from the tracer's event log (`logs/events.jsonl`), read line by
@@ -527,9 +525,7 @@ export async function reconstructBehavior(eventsPath: string, options: BehaviorO
   const supervised = options.supervised ?? { sleeps: [], unrecorded: [] };
   // A task folder's log (<task>/logs/events.jsonl) may have Wine's calls, or a Windows guest's logs, beside it.
   const taskDir = basename(dirname(eventsPath)) === 'logs' ? dirname(dirname(eventsPath)) : undefined;
-  const wine = taskDir === undefined ? undefined : await wineCallStream(taskDir);
-  const guest = taskDir === undefined ? [] : await monitorLogStreams(taskDir);
-  const among = [eventsOfKnownProcesses(answeredCallEvents(supervised.sleeps)), ...(wine ? [wine] : []), ...guest];
+  const among = await streamsBeside(taskDir, supervised.sleeps);
   const finish = await foldOne(eventsPath, behaviorFold(options), among);
   return finish?.(options.network, answeredCalls(supervised));
 }
