@@ -1,5 +1,6 @@
 import { basename, dirname } from 'node:path';
 import { streamsBeside } from '../report/behavior-streams.js';
+import { WINE_LOADER } from '../report/wine-call-stream.js';
 import { windowsSummary } from './windows-summary.js';
 import { windowsPathOf } from '../report/windows-paths.js';
 import type { BehaviorEvent } from '../report/events.js';
@@ -65,8 +66,6 @@ const O_ACCMODE = 3;
 const O_WRONLY = 1;
 const O_DIRECTORY = 0o200000;
 const EINPROGRESS = -115;
-/** Wine's loader as a process name, before the Windows program it runs names it. */
-const WINE_LOADER = /^wine(64)?(-preloader)?$/;
 
 const PTRACE_REQUESTS: Record<number, string> = {
   0: 'PTRACE_TRACEME',

@@ -26,8 +26,8 @@ export const WINE_RELAY_LOG = 'logs/wine/relay.log';
 const WINE_CLOCK = 'logs/wine/clock.json';
 const WINE_PIDS = 'logs/wine/pids.json';
 
-/** Wine's loader, as the monitor sees it run (`wine`, `wine64`, their preloaders). */
-const WINE_LOADER = /^wine(64)?(-preloader)?$/;
+/** Wine's loader by its file or process name, as the monitor sees it run (`wine`, `wine64`, their preloaders). */
+export const WINE_LOADER = /^wine(64)?(-preloader)?$/;
 /** A host process name (comm) holds at most 15 characters. */
 const COMM_LENGTH = 15;
 
