@@ -2,21 +2,18 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readSupervisorRecord } from '../../src/report/supervisor-log.js';
 import { after, before, describe, it } from 'node:test';
-import { behaviorModule } from '../../src/processing/modules/behavior.js';
 import { droppedModule } from '../../src/processing/modules/dropped.js';
 import { YaraScanner } from '../../src/processing/yara.js';
 import { FileTypeDetector } from '../../src/storage/filetype.js';
 import type { ProcessingInput } from '../../src/processing/types.js';
-import { behaviorStreams } from '../../src/report/behavior-streams.js';
-import { foldEventLog } from '../../src/report/event-log.js';
 import type { BehaviorEvent, EventBody } from '../../src/report/events.js';
 import type { BehaviorSection } from '../../src/report/report-types.js';
 import { WINE_DRIVE_C } from '../../src/report/windows-paths.js';
 import { wineCallStream } from '../../src/report/wine-call-stream.js';
 import { diffHives, parseRegistryFile, registryChanges } from '../../src/report/wine-registry-diff.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
+import { behaviorSectionOf } from '../helpers/behavior-section.js';
 
 /**
  * A Wine task's folder as the machine leaves it: the monitor's log of the host processes, Wine's relay log
@@ -63,22 +60,12 @@ function wineTask(root: string, name: string, relayLog = readFileSync(join(FIXTU
   return paths;
 }
 
-/** The behaviour section the way the pipeline makes it: the module's fold in the one pass, then its run. */
-async function behaviorOf(paths: AnalysisPaths): Promise<BehaviorSection> {
-  const supervisorRecord = () => readSupervisorRecord(paths.supervisorLog);
-  const input = { paths, task: { options: '' }, capture: async () => undefined, supervisorRecord } as unknown as ProcessingInput;
-  const fold = behaviorModule.foldLog!(input)!;
-  const [outcome] = (await foldEventLog(join(paths.dir, 'logs/events.jsonl'), [fold], await behaviorStreams(paths)))!;
-  assert.ok(outcome?.ok);
-  return (await behaviorModule.run(input, outcome.value as never))!;
-}
-
 describe('a Wine task in the behaviour section', () => {
   let root: string;
   let section: BehaviorSection;
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'nestbox-wine-'));
-    section = await behaviorOf(wineTask(root, 'task'));
+    section = await behaviorSectionOf(wineTask(root, 'task'));
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 
@@ -110,7 +97,7 @@ describe('a Wine task in the behaviour section', () => {
       event(4340, 4321, 62715.15, { kind: 'process.exit', code: 0 }, 'quiet.exe'),
       HOST_EVENTS.at(-1)!,
     ];
-    const withQuiet = await behaviorOf(wineTask(root, 'quiet', undefined, quiet));
+    const withQuiet = await behaviorSectionOf(wineTask(root, 'quiet', undefined, quiet));
     const process = withQuiet.processes.find((entry) => entry.pid === 4340)!;
     assert.deepEqual([process.process_name, process.process_path, process.command_line], ['quiet.exe', 'C:\\users\\Public\\quiet.exe', 'C:\\users\\Public\\quiet.exe /s']);
   });
@@ -175,7 +162,7 @@ describe('a Wine task in the behaviour section', () => {
   it("says so when the machine cut Wine's relay log, and keeps the calls before the cut", async () => {
     const relay = readFileSync(join(FIXTURE, 'probe64-relay.log'), 'utf8');
     const kept = relay.slice(0, relay.indexOf('Call KERNEL32.CreateProcessW'));
-    const cut = await behaviorOf(wineTask(root, 'cut', `${kept.slice(0, kept.lastIndexOf('\n') + 1)}nestbox: relay log cut at ${kept.length} bytes\n`));
+    const cut = await behaviorSectionOf(wineTask(root, 'cut', `${kept.slice(0, kept.lastIndexOf('\n') + 1)}nestbox: relay log cut at ${kept.length} bytes\n`));
     assert.ok(cut.anomaly.some((anomaly) => anomaly.funcname === 'relay.log' && anomaly.message.includes(`${kept.length} bytes`)));
     assert.ok(cut.summary.regkey_written!.some((key) => key.endsWith('\\Run\\probe')));
     assert.equal(cut.processes.find((process) => process.pid === 4321)!.calls.some((call) => call.api === 'CreateProcessW'), false);
@@ -188,7 +175,7 @@ describe('a Wine task in the behaviour section', () => {
     // The child's loader exec is not in this log: the map still places its calls.
     const log = join(paths.dir, 'logs/events.jsonl');
     writeFileSync(log, HOST_EVENTS.filter((e) => !(e.pid === 4330 && e.kind === 'process.exec')).map((e) => `${JSON.stringify(e)}\n`).join(''));
-    const withPids = await behaviorOf(paths);
+    const withPids = await behaviorSectionOf(paths);
     assert.ok(withPids.processes.find((process) => process.pid === 4330)!.calls.some((call) => call.api === 'Sleep'));
     const set = withPids.processes.find((process) => process.pid === 4321)!.calls.find((call) => call.api === 'RegSetValueExW')!;
     assert.equal(set.tid, 4322, "the thread's host tid from the record");
@@ -205,7 +192,7 @@ describe('a Wine task in the behaviour section', () => {
     ];
     const log = [...HOST_EVENTS, ...decoy].sort((a, b) => a.ts - b.ts);
     writeFileSync(join(paths.dir, 'logs/events.jsonl'), log.map((e) => `${JSON.stringify(e)}\n`).join(''));
-    const behavior = await behaviorOf(paths);
+    const behavior = await behaviorSectionOf(paths);
     const child = behavior.processes.find((process) => process.pid === 4330)!;
     assert.ok(child.calls.some((call) => call.api === 'Sleep' && call.tid === 4330), 'the child process by its pid inside the machine');
     assert.equal(behavior.processes.find((process) => process.pid === 4326)?.calls.some((call) => /^[A-Z]/.test(call.api)) ?? false, false, 'the decoy made no Windows call');
