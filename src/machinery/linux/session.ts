@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import type { Readable, Stream, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { choosePackage, passwordsToTry, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
+import { choosePackage, passwordsToTry, WINDOWS_SAMPLE_DIR, type AnalysisPackage, type PackageContext } from '../../analysis/packages/index.js';
 import { WINDOWS_PLATFORM } from '../../config/platforms.js';
 import { invalidInput } from '../../errors.js';
 import { EVENTS_FILE } from '../../report/events.js';
@@ -38,7 +38,6 @@ import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';
 import { WINDOWS_COMPUTER_NAME } from '../../report/windows-paths.js';
 import { exportedNames } from '../../formats/pe.js';
-import { WINDOWS_SAMPLE_DIR } from '../../analysis/packages/index.js';
 
 export type { MachineContext } from './machine-context.js';
 
