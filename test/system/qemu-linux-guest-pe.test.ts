@@ -24,12 +24,14 @@ const settings: Partial<QemuSettings> = { memory_mb: 256, run_dir: RUN_DIR };
 const workDir = mkdtempSync(join(tmpdir(), 'nestbox-qemu-pe-'));
 let machinery: Machinery;
 
-function qemuProcesses(): string[] {
+/** QEMU processes started for this test's run folder: other test files start and stop guests of their own meanwhile. */
+function qemuProcessesOfThisTest(): string[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('nbq-');
+        const isQemu = readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('nbq-');
+        return isQemu && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`${RUN_DIR}/`);
       } catch {
         return false;
       }
@@ -47,7 +49,6 @@ describe('a Windows program on a qemu Linux guest', { timeout: 30 * 60_000 }, ()
   });
 
   it('is refused when its session starts, saying that Windows programs run under Wine on linux machines', async () => {
-    const running = qemuProcesses();
     const paths = new AnalysisPaths(join(workDir, 'task-9100'));
     paths.create();
     const request = analysisRequest('q1', { taskId: 9100, paths, samplePath: windowsSample('dropper', 64), log: pino({ level: 'silent' }) });
@@ -57,7 +58,7 @@ describe('a Windows program on a qemu Linux guest', { timeout: 30 * 60_000 }, ()
     );
     assert.ok(isNestboxError(error, 'invalid_input'), String(error));
     assert.match(error.message, /does not offer the analysis package "wine": Windows programs run under Wine on linux machines/);
-    assert.deepEqual(qemuProcesses(), running, 'no guest was started');
+    assert.deepEqual(qemuProcessesOfThisTest(), [], 'no guest was started');
     assert.deepEqual(existsSync(RUN_DIR) ? readdirSync(RUN_DIR).filter((name) => !name.startsWith('.')) : [], [], 'no run folder is left');
   });
 });
