@@ -47,6 +47,11 @@ function platformFits(machine: MatchedMachine, platform: string, fleet: Fleet): 
   return platform === WINDOWS_PLATFORM && machine.kind === WINE_MACHINE_KIND && !fleet.hasWindowsMachine;
 }
 
+/** A linux machine is what runs the task, under Wine: it asks for platform windows, names no machine, and the fleet has no Windows machine. */
+export function runsUnderWine(wish: MachineWish, fleet: Fleet): boolean {
+  return wish.machine === '' && wish.platform === WINDOWS_PLATFORM && !fleet.hasWindowsMachine;
+}
+
 /** A matcher over the given machines (the cluster's enabled ones), with their fleet worked out once. */
 export function machineMatcher(machines: readonly Pick<MachineRow, 'platform'>[]): (machine: MatchedMachine, wish: MachineWish) => boolean {
   const fleet = fleetOf(machines);

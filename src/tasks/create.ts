@@ -11,8 +11,7 @@ import type { FileHashes } from '../storage/hashing.js';
 import { removeFile, writeHeld } from '../storage/upload.js';
 import { nowIso } from '../util/time.js';
 import { formatOptions, parseOptions } from '../db/task-options.js';
-import { WINDOWS_PLATFORM } from '../config/platforms.js';
-import { fleetOf, machineMatcher, wishOf } from '../scheduler/matching.js';
+import { fleetOf, machineFits, runsUnderWine, wishOf, type MachineWish } from '../scheduler/matching.js';
 import { fileRefusedUnderWine, URL_REFUSED_UNDER_WINE } from './windows-under-wine.js';
 import { downloadByHash } from './virustotal.js';
 
@@ -104,23 +103,37 @@ interface ArchiveColumns {
   archive_member: string;
 }
 
+/**
+ * Where a task may run, as intake found it. Under Wine (platform windows and no Windows machine, so a
+ * linux machine runs it) only Windows programs can be its target.
+ */
+export interface MachineSelection {
+  underWine: boolean;
+  /** The node of the cluster it is pinned to. */
+  node?: string;
+}
+
+export function wishOfParams(params: Pick<TaskParams, 'machine' | 'platform' | 'tags'>): MachineWish {
+  return wishOf({ machine: params.machine, platform: params.platform, tags: encodeList(params.tags) });
+}
+
 export class TaskCreation {
   constructor(private readonly ctx: AppContext) {}
 
   /**
-   * `node` pins the task to a node of the cluster (Cuckoo's distributed `POST /api/task`); the caller
-   * has checked that node's machines, so this node's own are not asked.
+   * `selection` is where the caller has found the task may run (Cuckoo's distributed `POST /api/task`
+   * pins it to a node of the cluster); without it, this node's machines are asked.
    */
-  async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean; node?: string }): Promise<number> {
-    if (options.node === undefined) await this.checkMachineSelection(params);
+  async createFileTask(file: StagedFile, params: TaskParams, options: { unique: boolean; selection?: MachineSelection }): Promise<number> {
+    const selection = options.selection ?? (await this.checkMachineSelection(params));
     if (options.unique) await this.refuseKnownSample(file.hashes.sha256);
     const { known, fileType } = await this.identify(file);
-    if (options.node === undefined && (await this.underWine(params))) {
+    if (selection.underWine) {
       const refused = fileRefusedUnderWine(params.package, { fileName: file.name, fileType });
       if (refused) throw invalidInput(refused, { context: { platform: params.platform, fileType } });
     }
     const placed = known ? await this.placeKnown(file, fileType) : await this.place({ ...file, fileType });
-    const pin = options.node === undefined ? undefined : { node: options.node };
+    const pin = selection.node === undefined ? undefined : { node: selection.node };
     const taskId = await this.writeRows([placed], () => {
       // Samples are never deleted, so a known one only needs its task row: one statement, no transaction.
       if (known && !options.unique) return this.ctx.stores.tasks.insert({ ...this.taskRow('file', placed.target, params, known.id, null), ...pin });
@@ -134,21 +147,20 @@ export class TaskCreation {
   }
 
   async createUrlTask(url: string, params: TaskParams): Promise<number> {
-    await this.checkMachineSelection(params);
-    if (await this.underWine(params)) throw invalidInput(URL_REFUSED_UNDER_WINE, { context: { platform: params.platform } });
+    if ((await this.checkMachineSelection(params)).underWine) throw invalidInput(URL_REFUSED_UNDER_WINE, { context: { platform: params.platform } });
     return this.ctx.stores.tasks.insert(this.taskRow('url', url, params, null, null));
   }
 
   async submit(input: SubmitInput, params: TaskParams): Promise<SubmitResult> {
     if (input.files.length === 0 && input.strings.length === 0) throw invalidInput('No files or strings have been given!');
-    await this.checkMachineSelection(params);
+    const selection = await this.checkMachineSelection(params);
     // Like Cuckoo: options normalised, with process memory dumps on unless the form says otherwise.
     const submitParams = { ...params, options: formatOptions({ procmemdump: 'yes', ...parseOptions(params.options) }) };
     const workDir = await mkdtemp(join(this.ctx.layout.tmp, 'submit-'));
     try {
       const errors: string[] = [];
       let items = await this.collectItems(input, workDir, errors);
-      if (await this.underWine(params)) items = refuseUnderWine(items, params, errors);
+      if (selection.underWine) items = refuseUnderWine(items, params, errors);
       const placed = await this.placeAll(items);
       const stored = [...placed.files.values(), ...placed.archives.values()];
       const { submitId, taskIds } = await this.writeRows(stored, () =>
@@ -165,34 +177,26 @@ export class TaskCreation {
    * With `machine`, it must be a configured machine. Without it, `platform` and `tags` must fit at least
    * one configured machine: a task no machine can run must not wait in the queue forever.
    */
-  async checkMachineSelection(params: TaskParams): Promise<void> {
+  async checkMachineSelection(params: TaskParams): Promise<MachineSelection> {
     const { machines } = this.ctx.stores;
     if (params.machine !== '') {
       if (!(await machines.getByName(params.machine))) {
         throw invalidInput(`Unknown machine ${JSON.stringify(params.machine)}; GET /machines/list shows the configured machines`);
       }
-      return;
+      return { underWine: false };
     }
-    if (params.platform === '' && params.tags.length === 0) return;
+    if (params.platform === '' && params.tags.length === 0) return { underWine: false };
     const cluster = await machines.list();
-    const fits = machineMatcher(cluster);
-    const wish = wishOf({ machine: '', platform: params.platform, tags: encodeList(params.tags) });
-    if (!cluster.some((machine) => fits(machine, wish))) {
+    const fleet = fleetOf(cluster);
+    const wish = wishOfParams(params);
+    if (!cluster.some((machine) => machineFits(machine, wish, fleet))) {
       const wanted = [
         params.platform !== '' ? `platform ${JSON.stringify(params.platform)}` : '',
         params.tags.length > 0 ? `all of the tags ${params.tags.map((tag) => JSON.stringify(tag)).join(', ')}` : '',
       ].filter(Boolean).join(' and ');
       throw invalidInput(`No configured machine has ${wanted}, so such a task could never run`);
     }
-  }
-
-  /**
-   * The task asks for platform windows and no Windows machine exists: it runs on a linux machine under
-   * Wine (checkMachineSelection found one), so only Windows programs can be its target.
-   */
-  private async underWine(params: TaskParams): Promise<boolean> {
-    if (params.machine !== '' || params.platform !== WINDOWS_PLATFORM) return false;
-    return !fleetOf(await this.ctx.stores.machines.list()).hasWindowsMachine;
+    return { underWine: runsUnderWine(wish, fleet) };
   }
 
   /**

@@ -129,6 +129,8 @@ describe('Cuckoo distributed API with a remote nestbox node', { timeout: 600_000
     assertError(await call('POST', '/api/task', form({ node: 'remote' })), 404, 'No file has been provided');
     assertError(await call('POST', '/api/task', form({ node: 'remote' }, [['file', 'empty.sh', '']])), 404, 'Provided file is empty');
     assertError(await call('POST', '/api/task', form({ node: 'nobody' }, [['file', 'a.sh', SAMPLE]])), 404, 'Node not found');
+    // worker-b's machine is linux and the cluster has no Windows machine: platform windows runs under Wine there.
+    assertError(await call('POST', '/api/task', form({ node: 'worker-b', platform: 'windows' }, [['file', 'a.sh', SAMPLE]])), 400, /^a\.sh cannot run as platform "windows": no Windows machine is configured/);
     assertError(await call('GET', '/api/task?finished=1&status=finished'), 400, 'Do not combine finished and status. Finished has been deprecated.');
     assertError(await call('GET', '/api/task/999999'), 404, 'Task not found');
   });

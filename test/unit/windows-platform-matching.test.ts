@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fleetOf, machineFits, machineMatcher, wishOf } from '../../src/scheduler/matching.js';
+import { fleetOf, machineFits, machineMatcher, runsUnderWine, wishOf } from '../../src/scheduler/matching.js';
 
 const linux = { name: 'linux1', kind: 'linux', platform: 'linux', tags: '["x64"]' };
 const qemuLinux = { name: 'deb1', kind: 'qemu', platform: 'linux', tags: '["x64"]' };
@@ -36,5 +36,12 @@ describe('platform windows: Wine on the linux machines, unless the cluster has a
   it('a task naming a machine runs there whatever its platform says', () => {
     assert.equal(machineMatcher([linux, win7])(linux, wish('windows', [], 'linux1')), true);
     assert.equal(machineMatcher([linux])(win7, wish('', [], 'linux1')), false);
+  });
+
+  it('a task runs under Wine when it asks for platform windows, names no machine, and no Windows machine exists', () => {
+    assert.equal(runsUnderWine(wish('windows', ['x64']), fleetOf([linux])), true);
+    assert.equal(runsUnderWine(wish('windows'), fleetOf([linux, win7])), false);
+    assert.equal(runsUnderWine(wish('windows', [], 'linux1'), fleetOf([linux])), false);
+    assert.equal(runsUnderWine(wish(''), fleetOf([linux])), false);
   });
 });

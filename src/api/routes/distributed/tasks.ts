@@ -6,8 +6,8 @@ import type { DistributedTaskFilter } from '../../../db/distributed-tasks.js';
 import { encodeList } from '../../../db/json-columns.js';
 import type { NodeRow, TaskStatus } from '../../../db/schema.js';
 import { invalidInput, isNestboxError, notFound } from '../../../errors.js';
-import { describeWish, machineMatcher, wishOf } from '../../../scheduler/matching.js';
-import type { TaskCreation, TaskParams } from '../../../tasks/create.js';
+import { describeWish, fleetOf, machineFits, runsUnderWine } from '../../../scheduler/matching.js';
+import { type MachineSelection, type TaskCreation, type TaskParams, wishOfParams } from '../../../tasks/create.js';
 import { deleteTask } from '../../../tasks/lifecycle.js';
 import { FormFields, parseBoolean, parseInteger, parseTaskParams } from '../../form-fields.js';
 import { idParam, INT, queryParam } from '../../params.js';
@@ -83,53 +83,56 @@ async function createTask(ctx: AppContext, creation: TaskCreation, form: Receive
   if (file.hashes.size === 0) throw notFound('Provided file is empty');
   const params = parseTaskParams(form.fields, ctx.config);
   const named = form.fields.get('node');
-  const node = named === undefined ? await onlyFittingRemote(ctx, creation, params) : await pinnableNode(ctx, named, params);
-  const taskId = await creation.createFileTask(file, params, { unique: false, node: node?.name });
-  if (node?.role === 'remote') wakeRemoteNodes(ctx);
+  const placement = named === undefined ? await hereOrOnlyFittingRemote(ctx, creation, params) : await pinnableNode(ctx, named, params);
+  const taskId = await creation.createFileTask(file, params, { unique: false, selection: placement.selection });
+  if (placement.node?.role === 'remote') wakeRemoteNodes(ctx);
   return { success: true, task_id: taskId };
 }
 
+/** Where a created task goes: the node it is pinned to, if any, and how it runs there. */
+interface Placement {
+  node?: NodeRow;
+  selection: MachineSelection;
+}
+
 /** The node a task names: it must exist, be enabled, and have a machine the task fits. */
-async function pinnableNode(ctx: AppContext, name: string, params: TaskParams): Promise<NodeRow> {
+async function pinnableNode(ctx: AppContext, name: string, params: TaskParams): Promise<Placement> {
   const node = await ctx.stores.distributedNodes.get(name);
   if (!node || node.enabled !== 1) throw notFound('Node not found');
-  if (!(await fitsNode(ctx, node, params))) {
-    const wish = wishOfParams(params);
-    throw invalidInput(`Node ${node.name} has no machine for ${describeWish(wish)}, so the task could never run there`);
-  }
-  return node;
+  const selection = await selectionOn(ctx, node, params);
+  if (!selection) throw invalidInput(`Node ${node.name} has no machine for ${describeWish(wishOfParams(params))}, so the task could never run there`);
+  return { node, selection };
 }
 
 /**
  * A task that names no node runs on this cluster's machines; only when none fits it, but the machines of
  * an enabled remote node do, it goes to that node.
  */
-async function onlyFittingRemote(ctx: AppContext, creation: TaskCreation, params: TaskParams): Promise<NodeRow | undefined> {
+async function hereOrOnlyFittingRemote(ctx: AppContext, creation: TaskCreation, params: TaskParams): Promise<Placement> {
   try {
-    await creation.checkMachineSelection(params);
-    return undefined;
+    return { selection: await creation.checkMachineSelection(params) };
   } catch (error) {
     if (!isNestboxError(error, 'invalid_input')) throw error;
     for (const node of await ctx.stores.distributedNodes.remotes()) {
-      if (node.enabled === 1 && (await fitsNode(ctx, node, params))) return node;
+      if (node.enabled !== 1) continue;
+      const selection = await selectionOn(ctx, node, params);
+      if (selection) return { node, selection };
     }
     throw error;
   }
 }
 
 /**
- * One of the node's machines fits the task. A remote node is a cluster of its own; this cluster's nodes
- * share its machines' fleet (a Windows machine anywhere in it takes platform=windows from Wine).
+ * How the task runs on the node, or undefined when none of its machines fits it. A remote node is a
+ * cluster of its own; this cluster's nodes share its machines' fleet (a Windows machine anywhere in it
+ * takes platform=windows from Wine).
  */
-async function fitsNode(ctx: AppContext, node: NodeRow, params: TaskParams): Promise<boolean> {
+async function selectionOn(ctx: AppContext, node: NodeRow, params: TaskParams): Promise<MachineSelection | undefined> {
   const machines = await machinesOf(ctx, node);
-  const fits = machineMatcher(node.role === 'remote' ? machines : await ctx.stores.machines.list());
+  const fleet = fleetOf(node.role === 'remote' ? machines : await ctx.stores.machines.list());
   const wish = wishOfParams(params);
-  return machines.some((machine) => fits(machine, wish));
-}
-
-function wishOfParams(params: TaskParams) {
-  return wishOf({ machine: params.machine, platform: params.platform, tags: encodeList(params.tags) });
+  if (!machines.some((machine) => machineFits(machine, wish, fleet))) return undefined;
+  return { node: node.name, underWine: runsUnderWine(wish, fleet) };
 }
 
 async function machinesOf(ctx: AppContext, node: NodeRow) {
