@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileType } from '../../src/machinery/host/file-type.js';
-import { previewArchivePick } from '../../src/machinery/linux/archive-preview.js';
+import { PACKAGES_WITHOUT_WINE } from '../../src/analysis/packages/index.js';
+import { previewArchivePick } from '../../src/machinery/host/archive-preview.js';
 import { windowsSample } from '../helpers/windows-samples.js';
 
 /**
@@ -28,9 +29,9 @@ describe('which file of an archive the linux machine will run, seen on the host'
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const preview = async (name: string, options: { wanted?: string; passwords?: string[] } = {}) => {
+  const preview = async (name: string, options: { wanted?: string; passwords?: string[]; withoutWine?: boolean } = {}) => {
     const path = join(dir, name);
-    const picked = await previewArchivePick({ path, fileType: await fileType(path), passwords: options.passwords ?? [''], limits, workDir: dir, ...(options.wanted ? { wanted: options.wanted } : {}) });
+    const picked = await previewArchivePick({ path, fileType: await fileType(path), passwords: options.passwords ?? [''], limits, workDir: dir, ...(options.wanted ? { wanted: options.wanted } : {}), ...(options.withoutWine ? { offered: PACKAGES_WITHOUT_WINE } : {}) });
     return picked && [picked.name, picked.package.name];
   };
 
@@ -42,6 +43,12 @@ describe('which file of an archive the linux machine will run, seen on the host'
   it('follows the file option, and the passwords the machine will try', async () => {
     assert.deepEqual(await preview('tree.tar.gz', { wanted: 'run.sh' }), ['run.sh', 'bash']);
     assert.deepEqual(await preview('locked.zip', { passwords: ['', 'infected'] }), ['bin/mutex.exe', 'wine']);
+  });
+
+  it('picks as a machine without Wine (a qemu Linux guest) would: a Windows program only as the last resort or when named', async () => {
+    assert.deepEqual(await preview('tree.tar.gz', { withoutWine: true }), ['run.sh', 'bash']);
+    assert.deepEqual(await preview('open.zip', { withoutWine: true }), ['a-readme.txt', 'elf']);
+    assert.deepEqual(await preview('open.zip', { withoutWine: true, wanted: 'mutex.exe' }), ['bin/mutex.exe', 'elf']);
   });
 
   it('cannot tell for an archive it cannot open: the machine then unpacks it as always', async () => {

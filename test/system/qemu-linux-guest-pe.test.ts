@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,12 +12,13 @@ import type { Machinery } from '../../src/machinery/types.js';
 import { AnalysisPaths } from '../../src/storage/layout.js';
 import { analysisRequest } from '../helpers/analysis-request.js';
 import { windowsSample } from '../helpers/windows-samples.js';
+import { zipSample } from '../helpers/zip-sample.js';
 
 /**
  * A Windows program sent to a qemu machine with nestbox's Linux guest, through the Machinery interface on
  * this host (the guest image built once into /var/lib/nestbox/images and reused): the guest has no Wine,
  * so the task is refused with the reason when its session starts, before a guest is restored, and nothing
- * of the session is left.
+ * of the session is left. So is an archive whose file the guest would pick is a Windows program.
  */
 const RUN_DIR = '/run/nestbox/qemu-pe-test';
 const settings: Partial<QemuSettings> = { memory_mb: 256, run_dir: RUN_DIR };
@@ -48,17 +49,30 @@ describe('a Windows program on a qemu Linux guest', { timeout: 30 * 60_000 }, ()
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('is refused when its session starts, saying that Windows programs run under Wine on linux machines', async () => {
-    const paths = new AnalysisPaths(join(workDir, 'task-9100'));
+  /** Starts a session for the sample; it must be refused as invalid input before any guest runs. */
+  async function refusal(taskId: number, samplePath: string): Promise<Error> {
+    const paths = new AnalysisPaths(join(workDir, `task-${taskId}`));
     paths.create();
-    const request = analysisRequest('q1', { taskId: 9100, paths, samplePath: windowsSample('dropper', 64), log: pino({ level: 'silent' }) });
+    const request = analysisRequest('q1', { taskId, paths, samplePath, log: pino({ level: 'silent' }) });
     const error = await machinery.start(request).then(
       () => assert.fail('the session started'),
       (reason: unknown) => reason,
     );
     assert.ok(isNestboxError(error, 'invalid_input'), String(error));
-    assert.match(error.message, /does not offer the analysis package "wine": Windows programs run under Wine on linux machines/);
     assert.deepEqual(qemuProcessesOfThisTest(), [], 'no guest was started');
     assert.deepEqual(existsSync(RUN_DIR) ? readdirSync(RUN_DIR).filter((name) => !name.startsWith('.')) : [], [], 'no run folder is left');
+    return error;
+  }
+
+  it('is refused when its session starts, saying that Windows programs run under Wine on linux machines', async () => {
+    const error = await refusal(9100, windowsSample('dropper', 64));
+    assert.match(error.message, /does not offer the analysis package "wine": Windows programs run under Wine on linux machines/);
+  });
+
+  it('in an archive, is refused too when it is the file the guest would run', async () => {
+    const zip = join(workDir, 'dropper.zip');
+    writeFileSync(zip, await zipSample([['dropper.exe', readFileSync(windowsSample('dropper', 64))]]));
+    const error = await refusal(9101, zip);
+    assert.match(error.message, /^the archive's file "dropper\.exe" is a Windows program, which this machine cannot run: Windows programs run under Wine on linux machines/);
   });
 });

@@ -34,6 +34,9 @@ export const PACKAGES: readonly AnalysisPackage[] = [
  */
 export const PACKAGES_WITHOUT_WINE: readonly AnalysisPackage[] = PACKAGES.filter((entry) => !entry.runsUnderWine);
 
+/** Said when a machine without Wine is given a Windows program. */
+export const WHERE_WINDOWS_PROGRAMS_RUN = 'Windows programs run under Wine on linux machines, or in the Windows guests of qemu machines of platform windows';
+
 /** The catalogue as data, in auto-selection order: what a qemu guest's analyzer is given with each task. */
 export function packageCatalogue(offered: readonly AnalysisPackage[] = PACKAGES): PackageSpec[] {
   return offered.map((entry) => entry.spec);
@@ -44,9 +47,9 @@ export function findPackage(name: string): AnalysisPackage | undefined {
   return PACKAGES.find((candidate) => candidate.name === wanted || candidate.aliases.includes(wanted));
 }
 
-/** The package a file would be run with when the task names none; undefined when nothing fits. */
-export function packageForFile(target: PackageTarget): AnalysisPackage | undefined {
-  return PACKAGES.find((candidate) => candidate.matches(target));
+/** The package a file would be run with when the task names none (of those offered); undefined when nothing fits. */
+export function packageForFile(target: PackageTarget, offered: readonly AnalysisPackage[] = PACKAGES): AnalysisPackage | undefined {
+  return offered.find((candidate) => candidate.matches(target));
 }
 
 export interface ChoosePackageInput {
@@ -83,8 +86,6 @@ export function choosePackage({ requested, category, target, reboot, offered = P
 
 function offeredOrRefused(chosen: AnalysisPackage, offered: readonly AnalysisPackage[]): AnalysisPackage {
   if (offered.includes(chosen)) return chosen;
-  const why = chosen.runsUnderWine
-    ? ': Windows programs run under Wine on linux machines, or in the Windows guests of qemu machines of platform windows; this machine has no Wine'
-    : '';
+  const why = chosen.runsUnderWine ? `: ${WHERE_WINDOWS_PROGRAMS_RUN}; this machine has no Wine` : '';
   throw invalidInput(`this machine does not offer the analysis package "${chosen.name}"${why}`, { context: { package: chosen.name } });
 }

@@ -19,7 +19,7 @@ export interface PackageContext {
   /** The task's options (`arguments=...`, `file=...`, `password=...`). */
   options: Record<string, string>;
   /** Passwords tried on encrypted archives when the task gives none (config archives.passwords). */
-  passwords: string[];
+  passwords: readonly string[];
   /** libmagic's type of the file, where the machine knows it (the wine package picks its loader by it). */
   fileType?: string;
   /** A DLL's first exported name, for rundll32 when the task names no function. */

@@ -32,7 +32,7 @@ import { SampleSupervisor } from './sample-supervisor.js';
 import { SampleTracing } from './sample-tracing.js';
 import { untilBlockedOn } from './sandbox-waiting.js';
 import { pickUnpackedFile } from './unpacked.js';
-import { previewArchivePick } from './archive-preview.js';
+import { previewArchivePick } from '../host/archive-preview.js';
 import { VirtualDisplay } from './virtual-display.js';
 import { ensureWineLayer } from './wine-layer.js';
 import { WINE_OWN_FILES, WineRun } from './wine-run.js';

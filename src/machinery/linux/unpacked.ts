@@ -1,8 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { invalidInput } from '../../errors.js';
-import { elfPackage } from '../../analysis/packages/elf.js';
-import { packageForFile, type AnalysisPackage } from '../../analysis/packages/index.js';
+import type { AnalysisPackage } from '../../analysis/packages/index.js';
+import { chooseUnpacked } from '../../analysis/packages/unpacked-choice.js';
 import { fileTypes } from '../host/file-type.js';
 import { hostPathInMachine } from './machine-path.js';
 
@@ -11,12 +10,6 @@ export interface PickedFile {
   path: string;
   fileType: string;
   package: AnalysisPackage;
-}
-
-/** A file of an unpacked archive: its path below the folder it was unpacked into, and libmagic's type. */
-export interface UnpackedCandidate {
-  name: string;
-  fileType: string;
 }
 
 /**
@@ -30,23 +23,6 @@ export async function pickUnpackedFile(root: string, into: string, wanted?: stri
   const chosen = chooseUnpacked(files.map((file, index) => ({ name: relative(hostDir, file), fileType: types[index] ?? 'data' })), wanted);
   return { path: `${into}/${chosen.name}`, fileType: chosen.fileType, package: chosen.package };
 }
-
-/** The choice of pickUnpackedFile() among files already typed: also made on the host, before the machine (archive-preview.ts). */
-export function chooseUnpacked(files: readonly UnpackedCandidate[], wanted?: string): UnpackedCandidate & { package: AnalysisPackage } {
-  if (files.length === 0) throw invalidInput('the archive holds no file');
-  const candidates = [...files]
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((file) => ({ ...file, package: packageForFile({ fileName: file.name, fileType: file.fileType }) }));
-  if (wanted) {
-    const named = candidates.find((candidate) => candidate.name === wanted || candidate.name.endsWith(`/${wanted}`));
-    if (!named) throw invalidInput(`the archive holds no file named ${JSON.stringify(wanted)}`, { context: { file: wanted } });
-    return { ...named, package: runnable(named.package) };
-  }
-  const chosen = candidates.find((candidate) => candidate.package && !candidate.package.unpack) ?? candidates[0]!;
-  return { ...chosen, package: runnable(chosen.package) };
-}
-
-const runnable = (found: AnalysisPackage | undefined) => (found && !found.unpack ? found : elfPackage);
 
 async function listFiles(dir: string): Promise<string[]> {
   const files: string[] = [];

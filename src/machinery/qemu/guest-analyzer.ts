@@ -5,12 +5,16 @@ import { splitArguments } from '../../analysis/packages/arguments.js';
 import {
   choosePackage,
   packageCatalogue,
+  packageForFile,
   PACKAGES_WITHOUT_WINE,
   passwordsToTry,
   type AnalysisPackage,
   type PackageTarget,
+  WHERE_WINDOWS_PROGRAMS_RUN,
 } from '../../analysis/packages/index.js';
-import { internal } from '../../errors.js';
+import { internal, invalidInput } from '../../errors.js';
+import type { ArchiveLimits } from '../../storage/archives.js';
+import { previewArchivePick } from '../host/archive-preview.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { AnalysisRequest, RunResult } from '../types.js';
 import { fileType } from '../host/file-type.js';
@@ -29,7 +33,7 @@ export interface GuestAnalyzerOptions {
   tracing: boolean;
   /** Seconds after the timeout the guest has to dump and upload its results before it is stopped by force. */
   collectGraceSeconds: number;
-  archivePasswords: string[];
+  archivePasswords: readonly string[];
   droppedFileLimits: DroppedFileLimits;
   /** The machine's `sleep_skip_threshold`: the guest's supervisor ends longer sleeps at once. */
   sleepSkipThresholdSeconds: number;
@@ -118,6 +122,30 @@ export async function guestPackage(request: AnalysisRequest): Promise<AnalysisPa
   const file: PackageTarget | undefined = sample ? { fileName: guestFileName(basename(sample)), fileType: await fileType(sample) } : undefined;
   const reboot = Boolean(request.rebootFrom);
   return choosePackage({ requested: request.package, category: request.category, target: file, reboot, offered: PACKAGES_WITHOUT_WINE });
+}
+
+/**
+ * Refuses, before the guest starts, a task its Linux guest cannot run: a Windows program, or an archive
+ * whose file the guest would pick is one. The archive is looked into on the host (archive-preview.ts) and
+ * the file chosen as the guest's analyzer chooses it from the packages it offers.
+ */
+export async function refuseWhatTheGuestCannotRun(request: AnalysisRequest, archives: { limits: ArchiveLimits; workDir: string }): Promise<void> {
+  const chosen = await guestPackage(request);
+  const sample = sampleOf(request);
+  if (!chosen.unpack || !sample) return;
+  const picked = await previewArchivePick({
+    path: sample,
+    fileType: await fileType(sample),
+    wanted: request.options.file,
+    passwords: passwordsToTry({ options: request.options, passwords: archives.limits.passwords }),
+    limits: archives.limits,
+    workDir: archives.workDir,
+    offered: PACKAGES_WITHOUT_WINE,
+  });
+  if (!picked || !packageForFile({ fileName: picked.name, fileType: picked.fileType })?.runsUnderWine) return;
+  throw invalidInput(`the archive's file ${JSON.stringify(picked.name)} is a Windows program, which this machine cannot run: ${WHERE_WINDOWS_PROGRAMS_RUN}`, {
+    context: { file: picked.name, fileType: picked.fileType },
+  });
 }
 
 /** The sample a file task's first run stores in the guest; none for URL and reboot tasks (a reboot runs what the machine kept). */

@@ -42,7 +42,7 @@ export function createQemuMachinery(config: Config, log: Logger, parts: Partial<
     const context = await prepareQemuMachine(name, settingsOf(name), {
       log: machineLog,
       internetInterface: config.routing.internet_interface,
-      archivePasswords: config.archives.passwords,
+      archives: config.archives,
       droppedFileLimits: config.dropped_files,
       createTaskNetwork: parts.createTaskNetwork ?? createTaskNetwork,
     });

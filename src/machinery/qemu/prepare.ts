@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
+import { type Config, configSectionsSchema } from '../../config/schema.js';
 import { NestboxError } from '../../errors.js';
+import { archiveLimits } from '../../storage/archives.js';
 import { defaultDroppedFileLimits, type DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork } from '../host/contracts.js';
 import { buildImage, DEFAULT_RECIPE } from './image-builder.js';
@@ -15,7 +17,8 @@ import { BOOT_TIMEOUT_MS, diskFormat, ensureReadyState, imageSource, type ReadyS
 export interface PrepareOptions {
   log: Logger;
   internetInterface: string;
-  archivePasswords?: string[];
+  /** The configuration's `archives` section (passwords and limits the guest unpacks with); its defaults when not given. */
+  archives?: Config['archives'];
   /** The configuration's `dropped_files`; its defaults when not given. */
   droppedFileLimits?: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
@@ -52,7 +55,7 @@ export async function prepareQemuMachine(name: string, settings: QemuSettings, o
     image,
     ready,
     internetInterface: options.internetInterface,
-    archivePasswords: options.archivePasswords ?? [],
+    archiveLimits: archiveLimits(options.archives ?? configSectionsSchema.shape.archives.parse(undefined)),
     droppedFileLimits: options.droppedFileLimits ?? defaultDroppedFileLimits(),
     createTaskNetwork: options.createTaskNetwork,
   };

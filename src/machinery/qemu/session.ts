@@ -1,6 +1,7 @@
 import { appendFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { ArchiveLimits } from '../../storage/archives.js';
 import type { DroppedFileLimits } from '../dropped/budget.js';
 import type { CreateTaskNetwork, TaskNetwork } from '../host/contracts.js';
 import type { SpareNetwork } from '../host/network/index.js';
@@ -10,7 +11,7 @@ import type { AnalysisRequest, MachineSession, RunResult } from '../types.js';
 import { runWithAgentOnly } from './agent-only-run.js';
 import { CuckooResultServer } from './cuckoo-result-server.js';
 import { createTap, plugIntoTaskNetwork, removeTap, tapName } from './analysis-link.js';
-import { GuestAnalyzer, guestPackage } from './guest-analyzer.js';
+import { GuestAnalyzer, refuseWhatTheGuestCannotRun } from './guest-analyzer.js';
 import { GuestMachine } from './guest-machine.js';
 import type { GuestImage, ReadyStateFiles } from './image-store.js';
 import { ANALYSIS_MAC, type ColdBoot, type Hardware } from './machine-args.js';
@@ -32,8 +33,8 @@ export interface QemuMachineContext {
   image: GuestImage | null;
   ready: ReadyStateFiles;
   internetInterface: string;
-  /** Tried in turn on password-protected zip samples. */
-  archivePasswords: string[];
+  /** How the guest unpacks archive samples: the passwords it tries in turn, and how far the host looks into one. */
+  archiveLimits: ArchiveLimits;
   droppedFileLimits: DroppedFileLimits;
   createTaskNetwork: CreateTaskNetwork;
   /** The next task's network, made while the machine idles (as the linux kind does). */
@@ -105,12 +106,14 @@ export class QemuSession implements MachineSession {
   private async bringUp(): Promise<void> {
     const { context, request } = this;
     const started = performance.now();
-    // Before anything starts: a task its Linux guest cannot run (a Windows program: no Wine there) fails
-    // with the reason.
-    if (request.machine.platform !== 'windows' && context.settings.analyzer !== 'none') await guestPackage(request);
     for (const dir of [request.paths.logs, request.paths.files, request.paths.memory, request.paths.shots]) await mkdir(dir, { recursive: true });
     await mkdir(this.runDir, { recursive: true });
     await recordOwner(this.runDir, request.taskId);
+    // Before the guest starts: a task its Linux guest cannot run (a Windows program: no Wine there) fails
+    // with the reason.
+    if (request.machine.platform !== 'windows' && context.settings.analyzer !== 'none') {
+      await refuseWhatTheGuestCannotRun(request, { limits: context.archiveLimits, workDir: this.runDir });
+    }
     const tap = tapName(this.id);
     const rebootDisk = await this.rebootDisk();
     this.diskOrigin = rebootDisk ? { chain: [rebootDisk.disk, ...rebootDisk.chain], boot: rebootDisk.boot } : this.readyOrigin();
@@ -215,7 +218,7 @@ export class QemuSession implements MachineSession {
       request,
       tracing: context.settings.tracing,
       collectGraceSeconds: context.settings.collect_grace,
-      archivePasswords: context.archivePasswords,
+      archivePasswords: context.archiveLimits.passwords,
       droppedFileLimits: context.droppedFileLimits,
       sleepSkipThresholdSeconds: context.settings.sleep_skip_threshold,
       guestNetwork: this.guestNetwork(),
