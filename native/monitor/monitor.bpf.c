@@ -22,6 +22,7 @@
 #include <bpf/bpf_core_read.h>
 #include <asm/unistd_64.h>
 #include "monitor.h"
+#include "compat-calls.h"
 
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
@@ -79,13 +80,23 @@ static const __u8 decoded[NR_TABLE] = {
   [__NR_delete_module] = AT_EXIT, [__NR_mount] = AT_EXIT, [__NR_umount2] = AT_EXIT,
 };
 
-/* A sleep in progress, kept at entry: when the session ends first, it is reported as interrupted. */
+/* The 64-bit call each decoded i386 call is recorded as, plus one (0: an i386 call only counted). */
+#define COMPAT_ENTRY(name, nr32, nr64) [nr32] = (nr64) + 1,
+static const __u16 from_compat[NR_TABLE] = {COMPAT_CALLS(COMPAT_ENTRY)};
+
+/*
+ * A call's arguments kept from its entry or read at its exit; a sleep in progress is kept at entry:
+ * when the session ends first, it is reported as interrupted. `compat`: an i386 call, whose pointers
+ * inside structures are 32-bit.
+ */
 struct pending {
   __u32 nr;
   __u32 gen;
   __u64 ts;
   __u64 args[6];
   __u64 extra[2];
+  __u32 compat;
+  __u32 spare;
 };
 
 static const struct proc zero_proc;
@@ -430,6 +441,56 @@ static __always_inline bool may_block(long nr) {
   return false;
 }
 
+/* The 64-bit call a socketcall sub-call is (-1: one not decoded), and how many arguments it reads. */
+static __always_inline long socketcall_nr(__u64 call, __u32 *nargs) {
+#define SOCKETCALL_CASE(name, sub, nr64, count) \
+  if (call == (sub)) {                          \
+    *nargs = (count);                           \
+    return (nr64);                              \
+  }
+  SOCKETCALLS(SOCKETCALL_CASE)
+  return -1;
+}
+
+/* The 64-bit call an i386 call is decoded as, known at its entry (-1: one only counted). */
+static __always_inline long compat_call_at_entry(long nr, struct pt_regs *regs) {
+  if (nr == NR32_socketcall) {
+    __u32 nargs;
+    return socketcall_nr((__u32)BPF_CORE_READ(regs, bx), &nargs);
+  }
+  if (nr < 0 || nr >= NR_TABLE) return -1;
+  return (long)from_compat[nr] - 1;
+}
+
+/*
+ * An i386 call's arguments (ebx, ecx, edx, esi, edi, ebp), as the 64-bit call it is decoded as reads
+ * them; returns that call (-1: none). socketcall's come from the array its second argument points to;
+ * mmap2's offset counts pages.
+ */
+static __always_inline long compat_call_at_exit(long nr, struct pt_regs *regs, struct pending *c) {
+  c->compat = 1;
+  c->args[0] = (__u32)BPF_CORE_READ(regs, bx);
+  c->args[1] = (__u32)BPF_CORE_READ(regs, cx);
+  c->args[2] = (__u32)BPF_CORE_READ(regs, dx);
+  c->args[3] = (__u32)BPF_CORE_READ(regs, si);
+  c->args[4] = (__u32)BPF_CORE_READ(regs, di);
+  c->args[5] = (__u32)BPF_CORE_READ(regs, bp);
+  if (nr == NR32_socketcall) {
+    __u32 nargs = 0;
+    long call = socketcall_nr(c->args[0], &nargs);
+    __u64 from = c->args[1];
+    for (int i = 0; i < 6; i++) {
+      c->args[i] = 0;
+      // Little-endian: a 32-bit word read into the low half of a zeroed 64-bit one.
+      if (i < nargs && bpf_probe_read_user(&c->args[i], 4, (void *)(from + i * 4))) return -1;
+    }
+    return call;
+  }
+  long call = compat_call_at_entry(nr, regs);
+  if (call == __NR_mmap) c->args[5] <<= 12;
+  return call;
+}
+
 /*
  * raw_syscalls are attached as raw tracepoints: they run on every system call of the host, and a raw
  * tracepoint gets the registers as they are, where a perf tracepoint first builds a record of them.
@@ -447,17 +508,19 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
   bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
   struct proc *p = count(tgid, nr, compat);
   if (!p) return 0;
+  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+  long call = compat ? compat_call_at_entry(nr, regs) : nr;
   // A held call is sent as soon as the process does anything but repeat it (or close), and before a
   // repeat that may wait long: it would be late by as long.
-  if (p->call_size && (compat || (nr != __NR_close && (nr != ((struct rec_header *)p->call)->nr || may_block(nr))))) send_held_call(p);
-  if (compat || nr >= NR_TABLE) return 0;
-  if (nr == __NR_close) {
-    on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)BPF_CORE_READ((struct pt_regs *)ctx->args[0], di));
+  if (p->call_size && (call < 0 || (call != __NR_close && (call != ((struct rec_header *)p->call)->nr || may_block(call))))) send_held_call(p);
+  if (call < 0 || call >= NR_TABLE) return 0;
+  if (call == __NR_close) {
+    on_close(p, bpf_ktime_get_ns(), tid, tgid, (__s32)(compat ? BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di)));
     return 0;
   }
-  if (nr != __NR_nanosleep && nr != __NR_clock_nanosleep) return 0;
+  // An i386 program's sleeps (32-bit timespecs) are only counted.
+  if (compat || (nr != __NR_nanosleep && nr != __NR_clock_nanosleep)) return 0;
   struct pending s = {.nr = nr, .gen = gen, .ts = bpf_ktime_get_ns()};
-  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
   s.args[0] = BPF_CORE_READ(regs, di);
   s.args[1] = BPF_CORE_READ(regs, si);
   s.args[2] = BPF_CORE_READ(regs, dx);
@@ -490,14 +553,20 @@ static __always_inline __u32 put_blob(struct scratch *s, __u32 off, __u64 ptr, _
   return off + 2 + n;
 }
 
-/* A failed exec's argv, read from the caller's array: the strings one after another, each with its NUL. */
-static __always_inline __u32 put_argv(struct scratch *s, __u32 off, __u64 argv) {
+/*
+ * A failed exec's argv, read from the caller's array (of 32-bit pointers for an i386 program): the
+ * strings one after another, each with its NUL.
+ */
+static __always_inline __u32 put_argv(struct scratch *s, __u32 off, __u64 argv, bool compat) {
+  __u32 width = compat ? 4 : 8;
   off &= DATA_MAX - 1;
   __u32 start = off;
   off += 2;
   for (int i = 0; i < 32 && argv; i++) {
     __u64 arg = 0;
-    if (bpf_probe_read_user(&arg, sizeof(arg), (void *)(argv + i * 8)) || !arg) break;
+    asm volatile("" : "+r"(width));
+    width &= 8 | 4;
+    if (width == 0 || bpf_probe_read_user(&arg, width, (void *)(argv + i * width)) || !arg) break;
     off &= DATA_MAX - 1;
     long n = bpf_probe_read_user_str(&s->data[off], 256, (void *)arg);
     if (n <= 0) break;
@@ -509,23 +578,50 @@ static __always_inline __u32 put_argv(struct scratch *s, __u32 off, __u64 argv) 
   return off;
 }
 
-/* The peer address and payload of sendmsg/recvmsg: msg_name, then the first iovec's bytes. */
-static __always_inline __u32 put_msghdr(struct scratch *s, __u32 off, __u64 msg, long ret) {
-  struct user_msghdr hdr = {};
-  if (msg) bpf_probe_read_user(&hdr, sizeof(hdr), (void *)msg);
-  off = put_blob(s, off, (__u64)hdr.msg_name, hdr.msg_namelen, SOCKADDR_MAX);
+/* The first of the iovecs at `ptr` (an i386 program's: two 32-bit words): its buffer and length. */
+static __always_inline void read_iovec(__u64 ptr, bool compat, __u64 *base, __u64 *len) {
+  *base = 0;
+  *len = 0;
+  if (!ptr) return;
+  if (compat) {
+    __u32 iov32[2] = {};
+    bpf_probe_read_user(iov32, sizeof(iov32), (void *)ptr);
+    *base = iov32[0];
+    *len = iov32[1];
+    return;
+  }
   struct iovec iov = {};
-  if (hdr.msg_iov && hdr.msg_iovlen) bpf_probe_read_user(&iov, sizeof(iov), hdr.msg_iov);
-  return put_blob(s, off, (__u64)iov.iov_base, ret < (long)iov.iov_len ? ret : (long)iov.iov_len, PAYLOAD_MAX);
+  bpf_probe_read_user(&iov, sizeof(iov), (void *)ptr);
+  *base = (__u64)iov.iov_base;
+  *len = iov.iov_len;
+}
+
+/* The peer address and payload of sendmsg/recvmsg: msg_name, then the first iovec's bytes. */
+static __always_inline __u32 put_msghdr(struct scratch *s, __u32 off, __u64 msg, long ret, bool compat) {
+  __u64 name = 0, namelen = 0, iovs = 0, count = 0;
+  if (msg && compat) {
+    // compat_msghdr: msg_name, msg_namelen, msg_iov, msg_iovlen, as 32-bit words.
+    __u32 hdr32[4] = {};
+    bpf_probe_read_user(hdr32, sizeof(hdr32), (void *)msg);
+    name = hdr32[0], namelen = hdr32[1], iovs = hdr32[2], count = hdr32[3];
+  } else if (msg) {
+    struct user_msghdr hdr = {};
+    bpf_probe_read_user(&hdr, sizeof(hdr), (void *)msg);
+    name = (__u64)hdr.msg_name, namelen = hdr.msg_namelen, iovs = (__u64)hdr.msg_iov, count = hdr.msg_iovlen;
+  }
+  off = put_blob(s, off, name, namelen, SOCKADDR_MAX);
+  __u64 base, len;
+  read_iovec(count ? iovs : 0, compat, &base, &len);
+  return put_blob(s, off, base, ret < (long)len ? ret : (long)len, PAYLOAD_MAX);
 }
 
 /* write/writev/read/readv on a socket: no address, the payload from the buffer or the first iovec. */
-static __always_inline __u32 put_stream(struct scratch *s, __u32 off, long nr, __u64 buf, long ret) {
+static __always_inline __u32 put_stream(struct scratch *s, __u32 off, long nr, __u64 buf, long ret, bool compat) {
   off = put_blob(s, off, 0, 0, 0);
   if (nr == __NR_writev || nr == __NR_readv) {
-    struct iovec iov = {};
-    if (buf) bpf_probe_read_user(&iov, sizeof(iov), (void *)buf);
-    return put_blob(s, off, (__u64)iov.iov_base, ret < (long)iov.iov_len ? ret : (long)iov.iov_len, PAYLOAD_MAX);
+    __u64 base, len;
+    read_iovec(buf, compat, &base, &len);
+    return put_blob(s, off, base, ret < (long)len ? ret : (long)len, PAYLOAD_MAX);
   }
   return put_blob(s, off, buf, ret, PAYLOAD_MAX);
 }
@@ -556,10 +652,10 @@ static __always_inline __u32 put_items(struct scratch *s, long nr, struct pendin
     return put_str(s, off, a[2]);
   case __NR_execve:
     off = put_str(s, off, a[0]);
-    return put_argv(s, off, a[1]);
+    return put_argv(s, off, a[1], p->compat);
   case __NR_execveat:
     off = put_str(s, off, a[1]);
-    return put_argv(s, off, a[2]);
+    return put_argv(s, off, a[2], p->compat);
   case __NR_connect: case __NR_bind:
     return put_blob(s, off, a[1], a[2], SOCKADDR_MAX);
   case __NR_sendto:
@@ -572,9 +668,9 @@ static __always_inline __u32 put_items(struct scratch *s, long nr, struct pendin
     return put_blob(s, off, a[1], ret, PAYLOAD_MAX);
   }
   case __NR_sendmsg: case __NR_recvmsg:
-    return put_msghdr(s, off, a[1], ret);
+    return put_msghdr(s, off, a[1], ret, p->compat);
   case __NR_write: case __NR_writev: case __NR_read: case __NR_readv:
-    return put_stream(s, off, nr, a[1], ret);
+    return put_stream(s, off, nr, a[1], ret, p->compat);
   case __NR_mount:
     off = put_str(s, off, a[0]);
     off = put_str(s, off, a[1]);
@@ -756,15 +852,26 @@ SEC("raw_tracepoint/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
   struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
   long nr = BPF_CORE_READ(regs, orig_ax);
-  // Calls that are only counted cost one array read here.
-  if (nr < 0 || nr >= NR_TABLE || decoded[nr] != AT_EXIT) return 0;
+  // Calls that are only counted cost two array reads here.
+  if (nr < 0 || nr >= NR_TABLE || (decoded[nr] != AT_EXIT && !from_compat[nr] && nr != NR32_socketcall)) return 0;
   if (!traced()) return 0;
   struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-  if (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT) return 0;
+  bool compat = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
+  if (!compat && decoded[nr] != AT_EXIT) return 0;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
   // A process seen at no entry yet made this call before it was traced (the write that joined the cgroup).
   if (!proc_of(tgid)) return 0;
+  if (compat) {
+    // An i386 call, decoded as the 64-bit call it does the same as; its sleeps (32-bit timespecs) are only counted.
+    struct pending c = {};
+    long call = compat_call_at_exit(nr, regs, &c);
+    if (call < 0 || call >= NR_TABLE || decoded[call] != AT_EXIT) return 0;
+    if (call == __NR_nanosleep || call == __NR_clock_nanosleep || call == __NR_timerfd_settime) return 0;
+    c.nr = call;
+    if (read_at_exit(task, call, &c)) on_return(call, &c, (long)ctx->args[1], tid, tgid);
+    return 0;
+  }
   // An absolute sleep's length is counted from its entry: the time noted then goes in the unused 6th argument.
   __u64 entered = 0;
   if (nr == __NR_nanosleep || nr == __NR_clock_nanosleep) {

@@ -13,6 +13,7 @@ import { compileFixtures, createTestCgroup, readRecordsFile, runInCgroup, type R
 const OPENATS = 200_000;
 const LOGIN = '{"id":1,"method":"login","params":{"login":"nestbox-wallet","pass":"x"}}\n';
 const ANSWER = '{"id":1,"result":{"status":"OK"}}\n';
+const LOGIN32 = '{"login":"nestbox-i386"}\n';
 
 type Of<K extends TraceRecord['op']> = TraceRecord & { op: K };
 
@@ -26,11 +27,15 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
   let cgroup: TestCgroup;
   let monitor: MonitorLoader;
   let server: Server;
+  /** The i386 program's server: it answers its login line as `server` does. */
+  let server32: Server;
+  let received32 = '';
   let received = '';
   const records: TraceRecord[] = [];
   let lost: number;
   let counter: RunResult;
   let calls: RunResult;
+  let calls32: RunResult;
   let outsider: RunResult;
   let longArgv: RunResult;
   let longLink: RunResult;
@@ -42,9 +47,10 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'nestbox-monitor-test-'));
-    const [plain, statics] = await Promise.all([
+    const [plain, statics, i386] = await Promise.all([
       compileFixtures(['monitor-calls'], work),
       compileFixtures(['monitor-openat-count'], work, ['-static']),
+      compileFixtures(['monitor-calls32'], work, ['-m32', '-nostdlib', '-static', '-fno-pie', '-no-pie']),
     ]);
     cgroup = await createTestCgroup();
     server = createServer((socket) => {
@@ -56,11 +62,20 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
+    server32 = createServer((socket) => {
+      socket.on('data', (chunk) => {
+        received32 += chunk.toString();
+        if (received32 === LOGIN32) socket.write(ANSWER);
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server32.listen(0, '127.0.0.1', resolve));
 
     monitor = await MonitorLoader.launch(log);
     const recordsPath = await monitor.arm(cgroup.path);
     counter = await runInCgroup(cgroup.path, [statics['monitor-openat-count']!, String(OPENATS), '/etc/hostname']);
     calls = await runInCgroup(cgroup.path, [plain['monitor-calls']!, String(port)]);
+    calls32 = await runInCgroup(cgroup.path, [i386['monitor-calls32']!, work, String((server32.address() as { port: number }).port)]);
     longArgv = await runInCgroup(cgroup.path, ['/bin/true', 'x'.repeat(5000)]);
     longLink = await runInCgroup(cgroup.path, ['ln', '-s', 'y'.repeat(4000), join(work, 'l'.repeat(200))]);
     // A process in a pid namespace of its own, as a linux machine's are: the id it has in there is its first
@@ -80,6 +95,7 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     await monitor?.discard();
     await cgroup?.remove();
     await new Promise((resolve) => server?.close(resolve));
+    await new Promise((resolve) => server32?.close(resolve));
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -140,6 +156,38 @@ describe('the monitor: records of a cgroup, straight from the loader', { timeout
     const viaStdout = ofOp('send', calls.pid).find((r) => r.api === 'write');
     assert.deepEqual(viaStdout && [viaStdout.fd, Buffer.from(viaStdout.payload ?? '', 'hex').toString()], [1, 'via-stdout\n']);
     assert.ok(received.endsWith('via-stdout\n'));
+  });
+
+  it("decodes a 32-bit (i386) program's calls as the 64-bit calls they are, socketcall's included", () => {
+    assert.equal(calls32.code, 0, calls32.stderr);
+    const pid = calls32.pid;
+    const file = join(work, 'dropped32.txt');
+    const renamed = join(work, 'renamed32.txt');
+    const open = ofOp('open', pid).find((r) => r.path === file);
+    assert.equal(open?.api, 'open');
+    assert.ok(open.ret >= 0);
+    assert.ok(ofOp('write', pid).some((r) => r.fd === open.ret && r.bytes === 16), 'the bytes written through it, summed');
+    assert.ok(ofOp('closes', pid).some((r) => r.fds.includes(open.ret)), 'and its close (int 0x80 number 6)');
+    assert.deepEqual(ofOp('rename', pid).map((r) => [r.api, r.from, r.to, r.ret]), [['rename', file, renamed, 0]]);
+    assert.deepEqual(ofOp('unlink', pid).map((r) => [r.path, r.ret]), [[renamed, 0]]);
+    const failedExec = ofOp('exec', pid).find((r) => r.ret < 0);
+    assert.deepEqual(failedExec && [failedExec.path, failedExec.argv], ['/nonexistent/payload32', ['/nonexistent/payload32', '--from-i386']], 'argv read as 32-bit pointers');
+    const mapped = ofOp('exec_map', pid);
+    assert.deepEqual(mapped.map((r) => [r.call, r.length, r.prot, r.fd]), [['mmap', 4096, 5, -1]], 'mmap2, as mmap');
+    // socketcall(SYS_SOCKET, SYS_CONNECT, SYS_SEND), then the direct socket and connect of newer kernels.
+    assert.deepEqual(ofOp('socket', pid).map((r) => [r.family, r.type, r.ret]), [[2, 1, 3], [2, 1, 3]]);
+    const port = (server32.address() as { port: number }).port;
+    const connects = ofOp('connect', pid);
+    assert.deepEqual(connects.map((r) => [r.address, r.ret]), [[{ family: 'inet', address: '127.0.0.1', port }, 0], [{ family: 'inet', address: '127.0.0.1', port }, 0]]);
+    const sent = ofOp('send', pid);
+    assert.deepEqual(sent.map((r) => [r.api, Buffer.from(r.payload ?? '', 'hex').toString()]), [['sendto', LOGIN32]]);
+    assert.equal(received32, LOGIN32);
+    const answer = ofOp('recv', pid).find((r) => r.api === 'read');
+    assert.equal(Buffer.from(answer?.payload ?? '', 'hex').toString(), ANSWER, "the answer read from the socket");
+    // The counts keep i386's own names: socketcall stays socketcall there.
+    const counts = countsOf(pid);
+    assert.equal(counts.socketcall, 3);
+    assert.equal(counts.mmap2, 1);
   });
 
   it('records daemonizing: setsid, setpgid and the new name', () => {

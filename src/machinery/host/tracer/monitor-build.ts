@@ -7,7 +7,7 @@ import { mustRun } from '../command.js';
 
 /** The monitor's sources in the clone (this file runs from dist/src/machinery/host/tracer/). */
 const MONITOR_SOURCES = fileURLToPath(new URL('../../../../../native/monitor/', import.meta.url));
-const SOURCE_FILES = ['Makefile', 'monitor.bpf.c', 'monitor.c', 'monitor.h', 'syscalls-newer.txt'];
+const SOURCE_FILES = ['Makefile', 'compat-calls.h', 'monitor.bpf.c', 'monitor.c', 'monitor.h', 'syscalls-newer.txt'];
 
 /** Where built monitors are kept, one per version of the sources. */
 export const MONITOR_BUILD_DIR = '/var/lib/nestbox/monitor';
