@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the detection corpus's compiled samples (test/corpus/<malicious|benign>/<id>/) from their sources:
 #   sample.c      -> sample      a static x86-64 ELF (gcc -static)
+#   sample.i386.c -> sample      a static i386 ELF with no libc (gcc -m32 -nostdlib -static)
 #   sample.win.c  -> sample.exe  a PE32+ (x86_64-w64-mingw32-gcc)
 # Scripts (sample.sh/.py/.pl/.js) are submitted as they are. A sample is rebuilt only when its source is
 # newer than its build. The flags pin what would otherwise differ between builds (paths, timestamps, ids),
@@ -26,6 +27,14 @@ build_elf() {
   mv "$out.tmp" "$out"
 }
 
+build_i386() {
+  local src=$1 out=${1%.i386.c}
+  stale "$src" "$out" || return 0
+  log "gcc -m32 -nostdlib -static $src"
+  gcc "${common[@]}" -m32 -nostdlib -static -fno-pie -no-pie -frandom-seed="$src" -Wl,--build-id=none -o "$out.tmp" "$src"
+  mv "$out.tmp" "$out"
+}
+
 build_pe() {
   local src=$1 out=${1%.win.c}.exe
   stale "$src" "$out" || return 0
@@ -40,5 +49,6 @@ for dir in "$corpus"/malicious/*/ "$corpus"/benign/*/; do
   [[ -f $dir/label.json ]] || { log "$dir has no label.json"; exit 1; }
   if [[ -f ${dir}sample.win.c ]]; then build_pe "${dir}sample.win.c"; built=$((built + 1)); fi
   if [[ -f ${dir}sample.c ]]; then build_elf "${dir}sample.c"; built=$((built + 1)); fi
+  if [[ -f ${dir}sample.i386.c ]]; then build_i386 "${dir}sample.i386.c"; built=$((built + 1)); fi
 done
 log "$built compiled samples up to date"

@@ -36,6 +36,7 @@ export interface CorpusSample {
 const SOURCES: Record<string, { built: string; extension: string }> = {
   'sample.win.c': { built: 'sample.exe', extension: '.exe' },
   'sample.c': { built: 'sample', extension: '' },
+  'sample.i386.c': { built: 'sample', extension: '' },
   'sample.sh': { built: 'sample.sh', extension: '.sh' },
   'sample.py': { built: 'sample.py', extension: '.py' },
   'sample.pl': { built: 'sample.pl', extension: '.pl' },
