@@ -5,6 +5,8 @@ export interface Fetched<T> {
   /** The answer for the current path only: null while another path's answer is all there is. */
   data: T | null;
   error: string | null;
+  /** The newest answer, for this path or the one before: a list keeps showing it while its next page loads. */
+  latest: T | null;
 }
 
 /**
@@ -24,5 +26,5 @@ export function useJson<T>(path: string | null, reloads = 0): Fetched<T> {
     );
     return () => abort.abort();
   }, [path, reloads]);
-  return state.path === path ? { data: state.data, error: state.error } : { data: null, error: null };
+  return state.path === path ? { data: state.data, error: state.error, latest: state.data } : { data: null, error: null, latest: state.data };
 }

@@ -25,7 +25,9 @@ export function TasksPage() {
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [reloads, setReloads] = useState(0);
   const key = withQuery('/ui/api/tasks', view);
-  const { data, error: loadError } = useJson<TaskPage>(key, reloads);
+  const { data, error: loadError, latest } = useJson<TaskPage>(key, reloads);
+  // A new sort, filter or page keeps the rows shown (dimmed) until its own come, rather than a flash of "Loading…".
+  const shown = data ?? latest;
   const error = actionError ?? loadError;
   useEffect(() => setSelected(new Set()), [key]);
 
@@ -35,7 +37,7 @@ export function TasksPage() {
     if (!next.delete(id)) next.add(id);
     setSelected(next);
   };
-  const onPage = data?.tasks ?? [];
+  const onPage = shown?.tasks ?? [];
   const allChosen = onPage.length > 0 && onPage.every((task) => selected.has(task.id));
 
   return (
@@ -54,18 +56,18 @@ export function TasksPage() {
       />
       {notice && <p class="notice">{notice}</p>}
       {error && <p class="error">{error}</p>}
-      {!data && !error && <p class="muted">Loading…</p>}
-      {data && (
-        <>
+      {!shown && !error && <p class="muted">Loading…</p>}
+      {shown && (
+        <div class="task-list" aria-busy={data ? 'false' : 'true'}>
           <TaskTable
-            tasks={data.tasks}
+            tasks={shown.tasks}
             leadHeader={<input type="checkbox" aria-label="select all on this page" checked={allChosen} onChange={() => setSelected(allChosen ? new Set() : new Set(onPage.map((task) => task.id)))} />}
             lead={(task) => <input type="checkbox" aria-label={`select task ${task.id}`} checked={selected.has(task.id)} onChange={() => toggle(task.id)} />}
             header={(column, label) => <SortHeader column={column} label={label} view={view} />}
           />
-          {data.tasks.length === 0 && <p class="muted">No task matches.</p>}
-          <Pager page={data.page} pages={pageCount(data.total, data.pageSize)} total={data.total} view={view} />
-        </>
+          {shown.tasks.length === 0 && <p class="muted">No task matches.</p>}
+          <Pager page={shown.page} pages={pageCount(shown.total, shown.pageSize)} total={shown.total} view={view} />
+        </div>
       )}
     </>
   );
