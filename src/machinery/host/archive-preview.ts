@@ -26,9 +26,10 @@ export interface ArchivePreview {
 /**
  * The file of an archive the machine will run, and its package, worked out on the host before the
  * machine is made: on a linux machine a Windows program needs Wine's layer under the machine's disk,
- * which can only be mounted with it; a qemu Linux guest has no Wine and refuses one up front. The archive is unpacked with the host's safe unpacking (storage/archives.ts) as deep
- * as the archive package goes in the machine (one level, and a tar inside a compressed stream), and the
- * file is chosen as pickUnpackedFile() chooses it. Undefined when the host cannot tell (a format it does
+ * which can only be mounted with it; a qemu Linux guest has no Wine and refuses one up front. The archive
+ * is unpacked with the host's safe unpacking (storage/archives.ts) as deep as the archive package goes in
+ * the machine (one level, and a tar inside a compressed stream), and the file is chosen as
+ * pickUnpackedFile() chooses it (among the packages the machine offers). Undefined when the host cannot tell (a format it does
  * not open, a damaged archive, no password fits): the machine then unpacks it as it always does.
  */
 export async function previewArchivePick(archive: ArchivePreview): Promise<(UnpackedCandidate & { package: AnalysisPackage }) | undefined> {

@@ -118,10 +118,16 @@ export class GuestAnalyzer {
  * the wine package) is refused with the reason (invalid input) rather than run as something else.
  */
 export async function guestPackage(request: AnalysisRequest): Promise<AnalysisPackage> {
+  return (await guestChoice(request)).chosen;
+}
+
+/** The package guestPackage() gives, and the sample as it was typed for the choice (none for URL and reboot tasks). */
+async function guestChoice(request: AnalysisRequest): Promise<{ chosen: AnalysisPackage; file?: PackageTarget }> {
   const sample = sampleOf(request);
   const file: PackageTarget | undefined = sample ? { fileName: guestFileName(basename(sample)), fileType: await fileType(sample) } : undefined;
   const reboot = Boolean(request.rebootFrom);
-  return choosePackage({ requested: request.package, category: request.category, target: file, reboot, offered: PACKAGES_WITHOUT_WINE });
+  const chosen = choosePackage({ requested: request.package, category: request.category, target: file, reboot, offered: PACKAGES_WITHOUT_WINE });
+  return file ? { chosen, file } : { chosen };
 }
 
 /**
@@ -130,12 +136,12 @@ export async function guestPackage(request: AnalysisRequest): Promise<AnalysisPa
  * the file chosen as the guest's analyzer chooses it from the packages it offers.
  */
 export async function refuseWhatTheGuestCannotRun(request: AnalysisRequest, archives: { limits: ArchiveLimits; workDir: string }): Promise<void> {
-  const chosen = await guestPackage(request);
+  const { chosen, file } = await guestChoice(request);
   const sample = sampleOf(request);
-  if (!chosen.unpack || !sample) return;
+  if (!chosen.unpack || !sample || !file) return;
   const picked = await previewArchivePick({
     path: sample,
-    fileType: await fileType(sample),
+    fileType: file.fileType,
     wanted: request.options.file,
     passwords: passwordsToTry({ options: request.options, passwords: archives.limits.passwords }),
     limits: archives.limits,
