@@ -19,19 +19,13 @@ common=(-O1 -w -ffile-prefix-map="$PWD"=. -fno-ident)
 # Up to date when the build exists and is newer than the source.
 stale() { [[ ! -e $2 || $1 -nt $2 ]]; }
 
+# build_elf <source> <output> [gcc flags]: a static ELF.
 build_elf() {
-  local src=$1 out=${1%.c}
+  local src=$1 out=$2
+  shift 2
   stale "$src" "$out" || return 0
-  log "gcc -static $src"
-  gcc "${common[@]}" -static -frandom-seed="$src" -Wl,--build-id=none -o "$out.tmp" "$src"
-  mv "$out.tmp" "$out"
-}
-
-build_i386() {
-  local src=$1 out=${1%.i386.c}
-  stale "$src" "$out" || return 0
-  log "gcc -m32 -nostdlib -static $src"
-  gcc "${common[@]}" -m32 -nostdlib -static -fno-pie -no-pie -frandom-seed="$src" -Wl,--build-id=none -o "$out.tmp" "$src"
+  log "gcc${*:+ $*} -static $src"
+  gcc "${common[@]}" "$@" -static -frandom-seed="$src" -Wl,--build-id=none -o "$out.tmp" "$src"
   mv "$out.tmp" "$out"
 }
 
@@ -48,7 +42,7 @@ built=0
 for dir in "$corpus"/malicious/*/ "$corpus"/benign/*/; do
   [[ -f $dir/label.json ]] || { log "$dir has no label.json"; exit 1; }
   if [[ -f ${dir}sample.win.c ]]; then build_pe "${dir}sample.win.c"; built=$((built + 1)); fi
-  if [[ -f ${dir}sample.c ]]; then build_elf "${dir}sample.c"; built=$((built + 1)); fi
-  if [[ -f ${dir}sample.i386.c ]]; then build_i386 "${dir}sample.i386.c"; built=$((built + 1)); fi
+  if [[ -f ${dir}sample.c ]]; then build_elf "${dir}sample.c" "${dir}sample"; built=$((built + 1)); fi
+  if [[ -f ${dir}sample.i386.c ]]; then build_elf "${dir}sample.i386.c" "${dir}sample" -m32 -nostdlib -fno-pie -no-pie; built=$((built + 1)); fi
 done
 log "$built compiled samples up to date"
